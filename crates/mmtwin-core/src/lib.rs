@@ -1,0 +1,34 @@
+//! mmtwin-core: a deterministic, discrete-event simulation of the Linux
+//! kernel's memory manager. Pure: no I/O, no globals, no wall clock in the
+//! results. See docs/architecture.md for the module map.
+
+pub mod alloc;
+pub mod check;
+pub mod cost;
+pub mod mm;
+pub mod page;
+pub mod sim;
+pub mod spec;
+pub mod vmstat;
+
+pub use spec::{parse, Spec, SpecError};
+
+/// Run one specification (JSON text) and return the result as JSON text
+/// with a `perf` block (the only non-deterministic part) appended.
+pub fn run_json(spec_json: &str) -> Result<String, SpecError> {
+    let spec = parse(spec_json)?;
+    let t0 = std::time::Instant::now();
+    let out = sim::run(&spec)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let mut result = out.result;
+    if let serde_json::Value::Object(map) = &mut result {
+        let eps = if wall > 0.0 { out.events as f64 / wall } else { 0.0 };
+        map.insert("perf".into(), serde_json::json!({ "wall_s": wall, "events_per_s": eps }));
+    }
+    Ok(result.to_string())
+}
+
+/// Run a parsed specification; the result carries no wall-clock data.
+pub fn run(spec: &Spec) -> Result<serde_json::Value, SpecError> {
+    Ok(sim::run(spec)?.result)
+}

@@ -1,0 +1,989 @@
+//! The memory manager's state: nodes, zones, watermarks, buddy free lists,
+//! per-cpu page lists, LRU lists, zonelists and the zonelist cache.
+//!
+//! Boot-time setup follows the kernel: build_zonelists (find_next_best_node),
+//! build_zonelist_cache, setup_per_zone_pages_min / setup_per_zone_wmarks,
+//! setup_per_zone_lowmem_reserve, zone_batchsize, free_all_bootmem.
+
+use crate::cost::{CacheModel, Ctx};
+use crate::page::{ListHead, Pages, NIL, PG_ACTIVE, PG_ANON, PG_BUDDY, PG_KERNEL, PG_LRU, PG_PAGEVEC, PG_PCP, PG_RESERVED};
+use crate::spec::{Era, Spec, Zlc, ZONE_NAMES};
+use crate::vmstat::{Ev, VmStat};
+
+pub const NR_ZONE_TYPES: usize = 5;
+pub const ZONE_DMA: usize = 0;
+pub const ZONE_NORMAL: usize = 2;
+pub const ZONE_HIGHMEM: usize = 3;
+pub const ZONE_MOVABLE: usize = 4;
+
+/// Migrate types (2.6.24+ numbering of 3.x; 2.6.18 uses only index 0).
+pub const MIGRATE_UNMOVABLE: usize = 0;
+pub const MIGRATE_RECLAIMABLE: usize = 1;
+pub const MIGRATE_MOVABLE: usize = 2;
+pub const NR_MT: usize = 3;
+/// 3.x fallback order (MIGRATE_RESERVE is not modelled).
+const FALLBACKS: [[usize; 2]; NR_MT] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE],
+];
+
+pub const PAGEVEC_SIZE: usize = 14;
+
+// Cache lines of a zone, by purpose.
+pub const ZL_WMARK: usize = 0; // free_pages, pages_min/low/high, lowmem_reserve
+pub const ZL_STAT: usize = 1; // vm_stat (read by zone_reclaim)
+pub const ZL_LOCK: usize = 2; // zone->lock and free_area heads
+pub const ZL_LRU: usize = 3; // zone->lru_lock and LRU heads
+pub const LINES_PER_ZONE: usize = 4;
+
+pub struct Zone {
+    pub node: usize,
+    /// Zone type: 0 DMA, 1 DMA32, 2 NORMAL, 3 HIGHMEM, 4 MOVABLE.
+    pub zt: usize,
+    pub start_pfn: u32,
+    pub present: u64,
+    /// Pages in the buddy free lists (zone->free_pages / NR_FREE_PAGES).
+    pub free_pages: i64,
+    pub free_area: Vec<[ListHead; NR_MT]>,
+    pub nr_free: Vec<u64>,
+    pub wmark_min: i64,
+    pub wmark_low: i64,
+    pub wmark_high: i64,
+    pub lowmem_reserve: [i64; NR_ZONE_TYPES],
+    pub min_unmapped_pages: u64,
+    /// Simulated time at which zone->lock becomes free.
+    pub lock_free_at: u64,
+    pub active: ListHead,
+    pub inactive: ListHead,
+    pub pcp_batch: u32,
+    pub pcp_high: u32,
+    pub all_unreclaimable: bool,
+    pub pgalloc: u64,
+    pub line_base: usize,
+    /// Per-zone NUMA counters (numa_hit, numa_miss, numa_foreign, local, other).
+    pub numa: [u64; 5],
+}
+
+/// Per-cpu pageset of one (cpu, zone).
+#[derive(Clone, Copy, Default)]
+pub struct Pcp {
+    pub lists: [ListHead; NR_MT],
+    pub count: u32,
+}
+
+/// The zonelist cache of one zonelist (struct zonelist_cache).
+pub struct ZlcState {
+    /// fullzones bitmap, one bit per zonelist position.
+    pub fullzones: Vec<u64>,
+    /// z_to_n[]: node of each position.
+    pub z_to_n: Vec<u16>,
+    /// last_full_zap, in jiffies.
+    pub last_full_zap: u64,
+    pub line_bitmap: usize,
+    pub line_z_to_n: usize,
+    pub line_zap: usize,
+    pub entries_per_line: usize,
+}
+
+/// One zonelist: the zones a request may use, in fallback order.
+pub struct Zonelist {
+    pub zones: Vec<u16>,
+    /// Position of each zone in its zonelist cache (index into fullzones).
+    pub zlc_pos: Vec<u16>,
+    pub zlc: Option<usize>,
+    /// First cache line of the zones[] array and pointers per line.
+    pub line_zones: usize,
+    pub ptrs_per_line: usize,
+}
+
+pub struct Node {
+    pub zones: [Option<usize>; NR_ZONE_TYPES],
+    pub cpus: Vec<usize>,
+    pub line_pgdat: usize,
+}
+
+/// Page counts by where a page is; their sum is the machine's total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Census {
+    pub buddy: u64,
+    pub pcp: u64,
+    pub pagevec: u64,
+    pub lru: u64,
+    pub kernel: u64,
+    pub reserved: u64,
+}
+
+impl Census {
+    pub fn total(&self) -> u64 {
+        self.buddy + self.pcp + self.pagevec + self.lru + self.kernel + self.reserved
+    }
+}
+
+pub struct Mm {
+    pub era: Era,
+    pub zlc_mode: Zlc,
+    pub zlc_reconsider: bool,
+    pub page_size: u64,
+    pub max_order: usize,
+    pub pageblock_order: usize,
+    pub hz: u64,
+    pub nodes: Vec<Node>,
+    pub cpu_node: Vec<usize>,
+    pub distance: Vec<Vec<u32>>,
+    pub zones: Vec<Zone>,
+    pub pages: Pages,
+    /// Migrate type of each pageblock (eras with migrate types).
+    pub pageblock_mt: Vec<u8>,
+    pub pcp: Vec<Pcp>,
+    pub percpu_pagelists: bool,
+    /// zonelists[node * NR_ZONE_TYPES + high_zoneidx].
+    pub zonelists: std::rc::Rc<Vec<Zonelist>>,
+    pub zlcs: Vec<ZlcState>,
+    pub zone_reclaim_mode: u32,
+    pub min_free_kbytes: u64,
+    pub cache: CacheModel,
+    pub pcp_line_base: usize,
+    pub pagevecs: Vec<[u32; PAGEVEC_SIZE]>,
+    pub pagevec_len: Vec<u8>,
+    pub census: Census,
+    pub vm: VmStat,
+    pub cost: crate::spec::CostSpec,
+    /// Counters of the simulator's own (not /proc/vmstat).
+    pub sim: SimCounters,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SimCounters {
+    pub zone_checks: u64,
+    pub zlc_skips: u64,
+    pub zlc_zaps: u64,
+    pub zlc_marked_full: u64,
+    pub zlc_setups: u64,
+    pub second_passes: u64,
+    pub zone_reclaim_calls: u64,
+    pub rmqueue_bulk: u64,
+    pub lock_spin_ns: u64,
+    pub page_events: u64,
+}
+
+pub fn isqrt(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+impl Mm {
+    pub fn boot(spec: &Spec) -> Mm {
+        let m = &spec.machine;
+        let k = &spec.kernel;
+        let era = k.era;
+        let nnodes = m.nodes.len();
+        let max_order = m.max_order as usize;
+
+        // Nodes, CPUs, zones laid out consecutively in pfn space.
+        let mut nodes: Vec<Node> = Vec::with_capacity(nnodes);
+        let mut cpu_node = Vec::new();
+        let mut zones: Vec<Zone> = Vec::new();
+        let mut pfn: u64 = 0;
+        let mut line = 0usize;
+        for (ni, ns) in m.nodes.iter().enumerate() {
+            let mut nz = [None; NR_ZONE_TYPES];
+            let cpus: Vec<usize> = (0..ns.cpus as usize).map(|c| cpu_node.len() + c).collect();
+            for _ in 0..ns.cpus {
+                cpu_node.push(ni);
+            }
+            for zs in &ns.zones {
+                let zt = ZONE_NAMES.iter().position(|&s| s == zs.name).unwrap_or(ZONE_NORMAL);
+                if zs.present_pages == 0 {
+                    continue;
+                }
+                nz[zt] = Some(zones.len());
+                zones.push(Zone {
+                    node: ni,
+                    zt,
+                    start_pfn: pfn as u32,
+                    present: zs.present_pages,
+                    free_pages: 0,
+                    free_area: vec![[ListHead::default(); NR_MT]; max_order],
+                    nr_free: vec![0; max_order],
+                    wmark_min: 0,
+                    wmark_low: 0,
+                    wmark_high: 0,
+                    lowmem_reserve: [0; NR_ZONE_TYPES],
+                    min_unmapped_pages: 0,
+                    lock_free_at: 0,
+                    active: ListHead::default(),
+                    inactive: ListHead::default(),
+                    pcp_batch: 1,
+                    pcp_high: 6,
+                    all_unreclaimable: false,
+                    pgalloc: 0,
+                    line_base: line,
+                    numa: [0; 5],
+                });
+                line += LINES_PER_ZONE;
+                pfn += zs.present_pages;
+            }
+            nodes.push(Node { zones: nz, cpus, line_pgdat: 0 });
+        }
+        let total_pages = pfn as usize;
+        let mut line_home: Vec<u16> = Vec::new();
+        for z in &zones {
+            for _ in 0..LINES_PER_ZONE {
+                line_home.push(z.node as u16);
+            }
+        }
+        for (ni, n) in nodes.iter_mut().enumerate() {
+            n.line_pgdat = line_home.len();
+            line_home.push(ni as u16);
+        }
+        let ncpus = cpu_node.len();
+        let nzones = zones.len();
+        // Per-cpu pagesets are allocated on the CPU's node (process_zones).
+        let pcp_line_base = line_home.len();
+        for c in 0..ncpus {
+            for _ in 0..nzones {
+                line_home.push(cpu_node[c] as u16);
+            }
+        }
+
+        let mut mm_zonelists = Vec::new();
+        let mut zlcs = Vec::new();
+        let auto_zone_reclaim = build_zonelists(
+            era,
+            m.arch,
+            &nodes,
+            &zones,
+            &m.distance,
+            k.zlc != Zlc::None,
+            m.cache_line as usize,
+            &mut mm_zonelists,
+            &mut zlcs,
+            &mut line_home,
+        );
+
+        let cache = CacheModel::new(line_home, ncpus, &m.distance, &m.cost);
+        let nblocks = (total_pages >> m.pageblock_order) + 1;
+        let mut mm = Mm {
+            era,
+            zlc_mode: k.zlc,
+            zlc_reconsider: k.zlc_reconsider,
+            page_size: m.page_size,
+            max_order,
+            pageblock_order: m.pageblock_order as usize,
+            hz: m.hz,
+            nodes,
+            cpu_node,
+            distance: m.distance.clone(),
+            zones,
+            pages: Pages::new(total_pages),
+            pageblock_mt: vec![MIGRATE_MOVABLE as u8; nblocks],
+            pcp: vec![Pcp::default(); ncpus * nzones],
+            percpu_pagelists: k.percpu_pagelists,
+            zonelists: std::rc::Rc::new(mm_zonelists),
+            zlcs,
+            zone_reclaim_mode: k.zone_reclaim_mode.unwrap_or(if auto_zone_reclaim { 1 } else { 0 }),
+            min_free_kbytes: 0,
+            cache,
+            pcp_line_base,
+            pagevecs: vec![[NIL; PAGEVEC_SIZE]; ncpus],
+            pagevec_len: vec![0; ncpus],
+            census: Census::default(),
+            vm: VmStat::default(),
+            cost: m.cost,
+            sim: SimCounters::default(),
+        };
+        mm.setup_watermarks(k.min_free_kbytes, k.lowmem_reserve_ratio.as_deref());
+        mm.free_all_bootmem(spec);
+        mm
+    }
+
+    #[inline]
+    pub fn nr_mt(&self) -> usize {
+        if self.era.has_migratetypes() {
+            NR_MT
+        } else {
+            1
+        }
+    }
+
+    /// setup_per_zone_pages_min (2.6.18) / setup_per_zone_wmarks (3.x, 4.x),
+    /// setup_per_zone_lowmem_reserve and zone_batchsize.
+    fn setup_watermarks(&mut self, min_free_kbytes: Option<u64>, ratio: Option<&[u64]>) {
+        let kib_per_page = self.page_size / 1024;
+        let lowmem: u64 = self.zones.iter().filter(|z| z.zt < ZONE_HIGHMEM).map(|z| z.present).sum();
+        // init_per_zone_pages_min: nr_free_buffer_pages() at boot, when every
+        // zone's high watermark is still 0, is the lowmem total.
+        let mfk = min_free_kbytes.unwrap_or_else(|| {
+            let lowmem_kbytes = lowmem * kib_per_page;
+            isqrt(lowmem_kbytes * 16).clamp(128, 65536)
+        });
+        self.min_free_kbytes = mfk;
+        let pages_min = mfk / kib_per_page;
+        for z in self.zones.iter_mut() {
+            let tmp = if lowmem == 0 { 0 } else { (pages_min as u128 * z.present as u128 / lowmem as u128) as i64 };
+            let min = if z.zt == ZONE_HIGHMEM {
+                ((z.present / 1024) as i64).clamp(32, 128)
+            } else {
+                tmp
+            };
+            z.wmark_min = min;
+            if self.era == Era::V411 {
+                // watermark_scale_factor = 10 (units of 1/10000).
+                let gap = std::cmp::max(tmp / 4, (z.present as i64) * 10 / 10000);
+                z.wmark_low = min + gap;
+                z.wmark_high = min + 2 * gap;
+            } else {
+                z.wmark_low = min + tmp / 4;
+                z.wmark_high = min + tmp / 2;
+            }
+            // sysctl_min_unmapped_ratio = 1 (percent).
+            z.min_unmapped_pages = z.present / 100;
+            // zone_batchsize.
+            let mut batch = z.present / 1024;
+            let cap = 512 * 1024 / self.page_size;
+            if batch > cap {
+                batch = cap;
+            }
+            batch /= 4;
+            if batch < 1 {
+                batch = 1;
+            }
+            let b = batch + batch / 2;
+            let pow = 1u64 << (63 - b.leading_zeros());
+            let batch = (pow - 1).max(1);
+            z.pcp_batch = batch as u32;
+            z.pcp_high = 6 * batch as u32;
+        }
+        // setup_per_zone_lowmem_reserve.
+        let default_ratio: [u64; 4] = [256, 256, 32, 32];
+        let ratio: Vec<u64> = ratio.map(|r| r.to_vec()).unwrap_or_else(|| default_ratio.to_vec());
+        for n in &self.nodes {
+            let present = |zt: usize| n.zones[zt].map(|zi| self.zones[zi].present).unwrap_or(0);
+            let mut reserves: Vec<(usize, usize, i64)> = Vec::new();
+            for j in 0..NR_ZONE_TYPES {
+                let mut pages = present(j);
+                for idx in (0..j).rev() {
+                    if let Some(zi) = n.zones[idx] {
+                        reserves.push((zi, j, (pages / ratio[idx]) as i64));
+                    }
+                    pages += present(idx);
+                }
+            }
+            for (zi, j, r) in reserves {
+                self.zones[zi].lowmem_reserve[j] = r;
+            }
+        }
+    }
+
+    /// Boot: reserved pages stay with the kernel, the rest is freed to the
+    /// buddy allocator in the largest aligned blocks (what free_all_bootmem
+    /// plus merging produces).
+    fn free_all_bootmem(&mut self, spec: &Spec) {
+        for (ni, ns) in spec.machine.nodes.iter().enumerate() {
+            let mut reserved_left = ns.reserved_pages;
+            let zone_ids: Vec<usize> = self.nodes[ni].zones.iter().flatten().copied().collect();
+            for zi in zone_ids {
+                let start = self.zones[zi].start_pfn as u64;
+                let end = start + self.zones[zi].present;
+                let res = reserved_left.min(self.zones[zi].present);
+                reserved_left -= res;
+                for p in start..start + res {
+                    self.pages.flags[p as usize] = PG_RESERVED;
+                }
+                self.census.reserved += res;
+                let mut p = start + res;
+                while p < end {
+                    let mut o = self.max_order - 1;
+                    while o > 0 && (p & ((1 << o) - 1) != 0 || p + (1 << o) > end) {
+                        o -= 1;
+                    }
+                    let mt = if self.era.has_migratetypes() { MIGRATE_MOVABLE } else { 0 };
+                    self.add_free_block(zi, p as u32, o, mt, false);
+                    p += 1 << o;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn add_free_block(&mut self, zi: usize, pfn: u32, order: usize, mt: usize, tail: bool) {
+        let p = pfn as usize;
+        self.pages.flags[p] = PG_BUDDY;
+        self.pages.order[p] = order as u8;
+        self.pages.mt[p] = mt as u8;
+        let z = &mut self.zones[zi];
+        let list = &mut z.free_area[order][mt];
+        if tail {
+            self.pages.push_back(list, pfn);
+        } else {
+            self.pages.push_front(list, pfn);
+        }
+        z.nr_free[order] += 1;
+        z.free_pages += 1 << order;
+        self.census.buddy += 1 << order;
+    }
+
+    #[inline]
+    fn del_free_block(&mut self, zi: usize, pfn: u32) -> usize {
+        let p = pfn as usize;
+        let order = self.pages.order[p] as usize;
+        let mt = self.pages.mt[p] as usize;
+        let z = &mut self.zones[zi];
+        self.pages.unlink(&mut z.free_area[order][mt], pfn);
+        z.nr_free[order] -= 1;
+        z.free_pages -= 1 << order;
+        self.census.buddy -= 1 << order;
+        self.pages.flags[p] = 0;
+        order
+    }
+
+    #[inline]
+    fn pageblock_of(&self, pfn: u32) -> usize {
+        (pfn as usize) >> self.pageblock_order
+    }
+
+    /// expand(): split a block of `high` down to `low`, returning the halves.
+    fn expand(&mut self, zi: usize, pfn: u32, low: usize, mut high: usize, mt: usize) {
+        while high > low {
+            high -= 1;
+            let buddy = pfn + (1u32 << high);
+            self.add_free_block(zi, buddy, high, mt, false);
+        }
+    }
+
+    /// __rmqueue_smallest.
+    fn rmqueue_smallest(&mut self, zi: usize, order: usize, mt: usize) -> Option<u32> {
+        for o in order..self.max_order {
+            let head = self.zones[zi].free_area[o][mt].head;
+            if head != NIL {
+                self.del_free_block(zi, head);
+                self.expand(zi, head, order, o, mt);
+                return Some(head);
+            }
+        }
+        None
+    }
+
+    /// __rmqueue_fallback (3.x): take the largest block of another type,
+    /// stealing its pageblock when the block is large or the request is
+    /// reclaimable.
+    fn rmqueue_fallback(&mut self, zi: usize, order: usize, mt: usize) -> Option<u32> {
+        for cur in (order..self.max_order).rev() {
+            for &ft in &FALLBACKS[mt] {
+                let head = self.zones[zi].free_area[cur][ft].head;
+                if head == NIL {
+                    continue;
+                }
+                let mut list_type = ft;
+                if cur >= self.pageblock_order / 2 || mt == MIGRATE_RECLAIMABLE {
+                    let moved = self.move_freepages_block(zi, head, mt);
+                    if moved >= (1 << (self.pageblock_order - 1)) {
+                        let b = self.pageblock_of(head);
+                        self.pageblock_mt[b] = mt as u8;
+                    }
+                    list_type = mt;
+                }
+                let head_now = head; // move_freepages_block may have moved it to mt's list
+                self.del_free_block(zi, head_now);
+                if cur >= self.pageblock_order {
+                    let first = self.pageblock_of(head_now);
+                    let n = 1usize << (cur - self.pageblock_order);
+                    for b in first..first + n {
+                        self.pageblock_mt[b] = mt as u8;
+                    }
+                }
+                self.expand(zi, head_now, order, cur, list_type);
+                return Some(head_now);
+            }
+        }
+        None
+    }
+
+    /// move_freepages_block: move every free block of the pageblock that
+    /// holds `pfn` to `mt`'s lists; returns pages moved.
+    fn move_freepages_block(&mut self, zi: usize, pfn: u32, mt: usize) -> u64 {
+        let bsize = 1u32 << self.pageblock_order;
+        let zstart = self.zones[zi].start_pfn;
+        let zend = zstart + self.zones[zi].present as u32;
+        let start = (pfn & !(bsize - 1)).max(zstart);
+        let end = ((pfn & !(bsize - 1)) + bsize).min(zend);
+        let mut moved = 0u64;
+        let mut p = start;
+        while p < end {
+            if self.pages.flags[p as usize] & PG_BUDDY != 0 {
+                let order = self.pages.order[p as usize] as usize;
+                let old = self.pages.mt[p as usize] as usize;
+                if old != mt {
+                    let z = &mut self.zones[zi];
+                    self.pages.unlink(&mut z.free_area[order][old], p);
+                    self.pages.push_front(&mut z.free_area[order][mt], p);
+                    self.pages.mt[p as usize] = mt as u8;
+                }
+                moved += 1 << order;
+                p += 1 << order;
+            } else {
+                p += 1;
+            }
+        }
+        moved
+    }
+
+    /// __rmqueue.
+    pub fn rmqueue(&mut self, zi: usize, order: usize, mt: usize) -> Option<u32> {
+        if let Some(p) = self.rmqueue_smallest(zi, order, mt) {
+            return Some(p);
+        }
+        if self.era.has_migratetypes() {
+            return self.rmqueue_fallback(zi, order, mt);
+        }
+        None
+    }
+
+    /// __free_one_page: merge with free buddies and put the block on its list.
+    pub fn free_one_page(&mut self, zi: usize, pfn: u32, order: usize, mt: usize) {
+        let zstart = self.zones[zi].start_pfn as u64;
+        let zend = zstart + self.zones[zi].present;
+        let mut pfn = pfn as u64;
+        let mut order = order;
+        while order < self.max_order - 1 {
+            let buddy = pfn ^ (1 << order);
+            if buddy < zstart || buddy + (1 << order) > zend {
+                break;
+            }
+            let b = buddy as usize;
+            if self.pages.flags[b] & PG_BUDDY == 0 || self.pages.order[b] as usize != order {
+                break;
+            }
+            self.del_free_block(zi, buddy as u32);
+            pfn &= buddy;
+            order += 1;
+        }
+        // 3.x: a block that is likely to merge soon goes to the tail.
+        let mut tail = false;
+        if self.era.has_migratetypes() && order < self.max_order - 2 {
+            let combined = pfn & !((1u64 << (order + 1)) - 1);
+            let higher_buddy = combined ^ (1 << (order + 1));
+            if higher_buddy >= zstart && higher_buddy + (1 << (order + 1)) <= zend {
+                let hb = higher_buddy as usize;
+                tail = self.pages.flags[hb] & PG_BUDDY != 0 && self.pages.order[hb] as usize == order + 1;
+            }
+        }
+        self.add_free_block(zi, pfn as u32, order, mt, tail);
+    }
+
+    /// Take zone->lock at the task's current time: spin while another CPU
+    /// holds it, then hold it for `hold_ns`.
+    #[inline]
+    pub fn zone_lock(&mut self, ctx: &mut Ctx, zi: usize, hold_ns: u64) {
+        let t = ctx.clock();
+        let z = &mut self.zones[zi];
+        let wait = z.lock_free_at.saturating_sub(t);
+        ctx.sys += wait;
+        ctx.spin += wait;
+        self.sim.lock_spin_ns += wait;
+        z.lock_free_at = t + wait + hold_ns;
+    }
+
+    #[inline]
+    pub fn struct_page_ns(&self, ctx: &Ctx, zi: usize) -> u64 {
+        self.cost.buddy_page_ns * self.distance[ctx.node][self.zones[zi].node] as u64 / 10
+    }
+
+    /// rmqueue_bulk: refill a per-cpu list with `batch` pages under zone->lock.
+    fn rmqueue_bulk(&mut self, ctx: &mut Ctx, zi: usize, mt: usize) -> u32 {
+        let batch = self.zones[zi].pcp_batch;
+        let lock_line = self.zones[zi].line_base + ZL_LOCK;
+        let pcp_idx = ctx.cpu * self.zones.len() + zi;
+        let before = ctx.sys;
+        self.cache.touch(ctx, lock_line);
+        let per_page = self.struct_page_ns(ctx, zi);
+        let mut got = 0;
+        for _ in 0..batch {
+            match self.rmqueue(zi, 0, mt) {
+                Some(p) => {
+                    let pm = self.pages.mt[p as usize] as usize;
+                    let list_mt = if self.era.has_migratetypes() { pm.min(NR_MT - 1) } else { 0 };
+                    self.pages.flags[p as usize] = PG_PCP;
+                    self.pages.mt[p as usize] = list_mt as u8;
+                    let pcp = &mut self.pcp[pcp_idx];
+                    self.pages.push_back(&mut pcp.lists[list_mt], p);
+                    pcp.count += 1;
+                    self.census.pcp += 1;
+                    self.sim.page_events += 1;
+                    got += 1;
+                }
+                None => break,
+            }
+        }
+        ctx.sys += per_page * got as u64;
+        let hold = ctx.sys - before;
+        // The hold time is what we just charged; spin comes before it.
+        ctx.sys = before;
+        self.zone_lock(ctx, zi, hold);
+        ctx.sys += hold;
+        self.sim.rmqueue_bulk += 1;
+        got
+    }
+
+    /// buffered_rmqueue: order-0 pages come from the per-cpu list, larger
+    /// orders straight from the buddy lists under zone->lock.
+    pub fn buffered_rmqueue(&mut self, ctx: &mut Ctx, zi: usize, order: usize, mt: usize) -> Option<u32> {
+        let mt = if self.era.has_migratetypes() { mt } else { 0 };
+        if order == 0 && self.percpu_pagelists {
+            let pcp_idx = ctx.cpu * self.zones.len() + zi;
+            self.cache.touch(ctx, self.pcp_line_base + pcp_idx);
+            if self.pcp[pcp_idx].lists[mt].is_empty() {
+                self.rmqueue_bulk(ctx, zi, mt);
+            }
+            let pcp = &mut self.pcp[pcp_idx];
+            let p = self.pages.pop_front(&mut pcp.lists[mt])?;
+            pcp.count -= 1;
+            self.census.pcp -= 1;
+            self.pages.flags[p as usize] = 0;
+            self.sim.page_events += 1;
+            Some(p)
+        } else {
+            let lock_line = self.zones[zi].line_base + ZL_LOCK;
+            let before = ctx.sys;
+            self.cache.touch(ctx, lock_line);
+            let r = self.rmqueue(zi, order, mt);
+            if r.is_some() {
+                ctx.sys += self.struct_page_ns(ctx, zi);
+                self.sim.page_events += 1;
+            }
+            let hold = ctx.sys - before;
+            ctx.sys = before;
+            self.zone_lock(ctx, zi, hold);
+            ctx.sys += hold;
+            if let Some(p) = r {
+                self.pages.flags[p as usize] = 0;
+            }
+            r
+        }
+    }
+
+    /// Free a page the caller owns (its flags cleared by the caller's list
+    /// removal): order 0 to the per-cpu list, larger orders to the buddy.
+    pub fn free_pages(&mut self, ctx: &mut Ctx, pfn: u32, order: usize) {
+        let zi = self.zone_of(pfn);
+        let mt = if self.era.has_migratetypes() {
+            (self.pageblock_mt[self.pageblock_of(pfn)] as usize).min(NR_MT - 1)
+        } else {
+            0
+        };
+        self.vm.add(Ev::Pgfree, 1 << order);
+        self.sim.page_events += 1;
+        if order == 0 && self.percpu_pagelists {
+            let pcp_idx = ctx.cpu * self.zones.len() + zi;
+            self.cache.touch(ctx, self.pcp_line_base + pcp_idx);
+            self.pages.flags[pfn as usize] = PG_PCP;
+            self.pages.mt[pfn as usize] = mt as u8;
+            let pcp = &mut self.pcp[pcp_idx];
+            self.pages.push_front(&mut pcp.lists[mt], pfn);
+            pcp.count += 1;
+            self.census.pcp += 1;
+            if pcp.count >= self.zones[zi].pcp_high {
+                self.free_pcppages_bulk(ctx, zi, self.zones[zi].pcp_batch);
+            }
+        } else {
+            let before = ctx.sys;
+            self.cache.touch(ctx, self.zones[zi].line_base + ZL_LOCK);
+            ctx.sys += self.struct_page_ns(ctx, zi);
+            self.free_one_page(zi, pfn, order, mt);
+            let hold = ctx.sys - before;
+            ctx.sys = before;
+            self.zone_lock(ctx, zi, hold);
+            ctx.sys += hold;
+            self.zones[zi].all_unreclaimable = false;
+        }
+    }
+
+    /// free_pcppages_bulk: return `count` pages from the tails of this CPU's
+    /// lists of zone `zi` to the buddy allocator.
+    pub fn free_pcppages_bulk(&mut self, ctx: &mut Ctx, zi: usize, count: u32) {
+        let pcp_idx = ctx.cpu * self.zones.len() + zi;
+        let before = ctx.sys;
+        self.cache.touch(ctx, self.zones[zi].line_base + ZL_LOCK);
+        let per_page = self.struct_page_ns(ctx, zi);
+        let mut freed = 0;
+        let mut mt = 0;
+        let nmt = self.nr_mt();
+        while freed < count && self.pcp[pcp_idx].count > 0 {
+            let list = &mut self.pcp[pcp_idx].lists[mt];
+            if list.tail == NIL {
+                mt = (mt + 1) % nmt;
+                continue;
+            }
+            let p = list.tail;
+            self.pages.unlink(&mut self.pcp[pcp_idx].lists[mt], p);
+            self.pcp[pcp_idx].count -= 1;
+            self.census.pcp -= 1;
+            self.pages.flags[p as usize] = 0;
+            self.free_one_page(zi, p, 0, mt);
+            freed += 1;
+            self.sim.page_events += 1;
+        }
+        ctx.sys += per_page * freed as u64;
+        let hold = ctx.sys - before;
+        ctx.sys = before;
+        self.zone_lock(ctx, zi, hold);
+        ctx.sys += hold;
+        self.zones[zi].all_unreclaimable = false;
+    }
+
+    /// Zone index holding `pfn` (zones are contiguous and sorted by pfn).
+    #[inline]
+    pub fn zone_of(&self, pfn: u32) -> usize {
+        // partition_point over start_pfn: few zones, binary search is cheap.
+        let i = self.zones.partition_point(|z| z.start_pfn <= pfn);
+        i - 1
+    }
+
+    /// lru_cache_add_active: anonymous pages go to the active list through a
+    /// per-cpu pagevec, drained under zone->lru_lock.
+    pub fn lru_cache_add_active(&mut self, ctx: &mut Ctx, pfn: u32) {
+        let c = ctx.cpu;
+        let n = self.pagevec_len[c] as usize;
+        self.pagevecs[c][n] = pfn;
+        self.pagevec_len[c] += 1;
+        self.pages.flags[pfn as usize] = PG_PAGEVEC | PG_ANON;
+        self.census.pagevec += 1;
+        if n + 1 == PAGEVEC_SIZE {
+            self.drain_pagevec(ctx);
+        }
+    }
+
+    pub fn drain_pagevec(&mut self, ctx: &mut Ctx) {
+        let c = ctx.cpu;
+        let n = self.pagevec_len[c] as usize;
+        let mut locked: usize = usize::MAX;
+        for i in 0..n {
+            let pfn = self.pagevecs[c][i];
+            let zi = self.zone_of(pfn);
+            if zi != locked {
+                self.cache.touch(ctx, self.zones[zi].line_base + ZL_LRU);
+                locked = zi;
+            }
+            self.pages.flags[pfn as usize] = PG_LRU | PG_ACTIVE | PG_ANON;
+            let z = &mut self.zones[zi];
+            self.pages.push_front(&mut z.active, pfn);
+            self.census.pagevec -= 1;
+            self.census.lru += 1;
+            self.sim.page_events += 1;
+        }
+        self.pagevec_len[c] = 0;
+    }
+
+    /// Mark a page as the kernel's own (page tables).
+    pub fn mark_kernel(&mut self, pfn: u32) {
+        self.pages.flags[pfn as usize] = PG_KERNEL;
+        self.census.kernel += 1;
+    }
+
+    pub fn free_pages_total(&self) -> i64 {
+        self.zones.iter().map(|z| z.free_pages).sum()
+    }
+}
+
+/// build_zonelists + build_zonelist_cache for every node. Returns whether
+/// zone_reclaim_mode is switched on automatically (a node farther than
+/// RECLAIM_DISTANCE).
+#[allow(clippy::too_many_arguments)]
+fn build_zonelists(
+    era: Era,
+    arch: crate::spec::Arch,
+    nodes: &[Node],
+    zones: &[Zone],
+    distance: &[Vec<u32>],
+    with_zlc: bool,
+    cache_line: usize,
+    out: &mut Vec<Zonelist>,
+    zlcs: &mut Vec<ZlcState>,
+    line_home: &mut Vec<u16>,
+) -> bool {
+    let n = nodes.len();
+    let mut auto_reclaim = false;
+    let mut node_load = vec![0i64; n];
+    let numa = n > 1;
+    let zone_order = era != Era::V2618 && default_zonelist_order_is_zone(nodes, zones);
+    for local in 0..n {
+        // Node order by find_next_best_node.
+        let mut used = vec![false; n];
+        let mut order_nodes = Vec::with_capacity(n);
+        let mut load = n as i64;
+        let mut prev = local;
+        loop {
+            let next = find_next_best_node(local, &mut used, nodes, distance, &node_load, arch.penalty_for_node_with_cpus());
+            let Some(nd) = next else { break };
+            let d = distance[local][nd];
+            if d > arch.reclaim_distance(era) {
+                auto_reclaim = true;
+            }
+            if d != distance[local][prev] {
+                if era == Era::V2618 {
+                    node_load[nd] += load;
+                } else {
+                    node_load[nd] = load;
+                }
+            }
+            prev = nd;
+            load -= 1;
+            order_nodes.push(nd);
+        }
+        // The full fallback list (all zone types), in node or zone order.
+        let mut full: Vec<u16> = Vec::new();
+        if zone_order {
+            for zt in (0..NR_ZONE_TYPES).rev() {
+                for &nd in &order_nodes {
+                    if let Some(zi) = nodes[nd].zones[zt] {
+                        full.push(zi as u16);
+                    }
+                }
+            }
+        } else {
+            for &nd in &order_nodes {
+                for zt in (0..NR_ZONE_TYPES).rev() {
+                    if let Some(zi) = nodes[nd].zones[zt] {
+                        full.push(zi as u16);
+                    }
+                }
+            }
+        }
+        // 3.x: one cache per node over the full list. 2.6.18: one per
+        // per-type zonelist, indexed by position in that list.
+        let shared_zlc = if with_zlc && numa && era != Era::V2618 {
+            Some(new_zlc(&full, zones, local, cache_line, zlcs, line_home))
+        } else {
+            None
+        };
+        for hz in 0..NR_ZONE_TYPES {
+            let mut zl_zones = Vec::new();
+            let mut pos = Vec::new();
+            for (i, &zi) in full.iter().enumerate() {
+                if zones[zi as usize].zt <= hz {
+                    zl_zones.push(zi);
+                    pos.push(i as u16);
+                }
+            }
+            let zlc = if !with_zlc || !numa {
+                None
+            } else if era == Era::V2618 {
+                pos = (0..zl_zones.len() as u16).collect();
+                Some(new_zlc(&zl_zones, zones, local, cache_line, zlcs, line_home))
+            } else {
+                shared_zlc
+            };
+            let ptrs_per_line = (cache_line / 8).max(1);
+            let line_zones = line_home.len();
+            for _ in 0..zl_zones.len().div_ceil(ptrs_per_line).max(1) {
+                line_home.push(local as u16);
+            }
+            out.push(Zonelist { zones: zl_zones, zlc_pos: pos, zlc, line_zones, ptrs_per_line });
+        }
+    }
+    auto_reclaim
+}
+
+fn new_zlc(list: &[u16], zones: &[Zone], local: usize, cache_line: usize, zlcs: &mut Vec<ZlcState>, line_home: &mut Vec<u16>) -> usize {
+    let entries_per_line = (cache_line / 2).max(1);
+    let line_bitmap = line_home.len();
+    line_home.push(local as u16);
+    let line_z_to_n = line_home.len();
+    for _ in 0..list.len().div_ceil(entries_per_line).max(1) {
+        line_home.push(local as u16);
+    }
+    let line_zap = line_home.len();
+    line_home.push(local as u16);
+    zlcs.push(ZlcState {
+        fullzones: vec![0; list.len().div_ceil(64).max(1)],
+        z_to_n: list.iter().map(|&zi| zones[zi as usize].node as u16).collect(),
+        last_full_zap: 0,
+        line_bitmap,
+        line_z_to_n,
+        line_zap,
+        entries_per_line,
+    });
+    zlcs.len() - 1
+}
+
+/// find_next_best_node (identical in 2.6.18 and 3.x).
+fn find_next_best_node(local: usize, used: &mut [bool], nodes: &[Node], distance: &[Vec<u32>], node_load: &[i64], penalty: i64) -> Option<usize> {
+    if !used[local] {
+        used[local] = true;
+        return Some(local);
+    }
+    let n = nodes.len() as i64;
+    let mut best: Option<usize> = None;
+    let mut best_val = i64::MAX;
+    for nd in 0..nodes.len() {
+        if used[nd] {
+            continue;
+        }
+        let mut val = distance[local][nd] as i64;
+        if nd < local {
+            val += 1;
+        }
+        if !nodes[nd].cpus.is_empty() {
+            val += penalty; // PENALTY_FOR_NODE_WITH_CPUS
+        }
+        val = val * (n * n) + node_load[nd];
+        if val < best_val {
+            best_val = val;
+            best = Some(nd);
+        }
+    }
+    if let Some(b) = best {
+        used[b] = true;
+    }
+    best
+}
+
+/// default_zonelist_order (3.x): zone order unless a node lacks NORMAL, or
+/// DMA/DMA32 is absent or more than half of memory, or a larger-than-average
+/// node keeps more than 70% of its memory in DMA/DMA32.
+fn default_zonelist_order_is_zone(nodes: &[Node], zones: &[Zone]) -> bool {
+    let mut low_total = 0u64;
+    let mut total = 0u64;
+    for nd in nodes {
+        if nd.zones[ZONE_NORMAL].is_none() && nd.zones[ZONE_HIGHMEM].is_none() && nd.zones[ZONE_MOVABLE].is_none() {
+            return false;
+        }
+        for zi in nd.zones.iter().flatten() {
+            let z = &zones[*zi];
+            total += z.present;
+            if z.zt < ZONE_NORMAL {
+                low_total += z.present;
+            }
+        }
+    }
+    if low_total == 0 || low_total > total / 2 {
+        return false;
+    }
+    let avg = total / nodes.len() as u64;
+    for nd in nodes {
+        let mut t = 0u64;
+        let mut low = 0u64;
+        for zi in nd.zones.iter().flatten() {
+            let z = &zones[*zi];
+            t += z.present;
+            if z.zt < ZONE_NORMAL {
+                low += z.present;
+            }
+        }
+        if t > avg && low * 10 > t * 7 {
+            return false;
+        }
+    }
+    true
+}
+

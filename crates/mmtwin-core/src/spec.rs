@@ -1,0 +1,481 @@
+//! The run specification (docs/engine-api.md) and its validation.
+//!
+//! Every table denies unknown fields; every semantic error names the dotted
+//! path of the offending field, the bad value and what is allowed.
+
+use serde::Deserialize;
+use std::fmt;
+
+/// A user-facing error: `field: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    pub field: String,
+    pub message: String,
+}
+
+impl SpecError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError { field: field.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+pub const ZONE_NAMES: [&str; 5] = ["DMA", "DMA32", "NORMAL", "HIGHMEM", "MOVABLE"];
+pub const MAX_NODES: usize = 256;
+pub const MAX_CPUS: usize = 4096;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub machine: MachineSpec,
+    pub kernel: KernelSpec,
+    pub workload: WorkloadSpec,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub check: bool,
+    #[serde(default = "default_sample_ms")]
+    pub sample_ms: u64,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_ms() -> u64 {
+    100
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    pub name: String,
+    #[serde(default)]
+    pub arch: Arch,
+    pub page_size: u64,
+    pub cache_line: u64,
+    pub hz: u64,
+    #[serde(default = "default_max_order")]
+    pub max_order: u32,
+    #[serde(default = "default_pageblock_order")]
+    pub pageblock_order: u32,
+    pub nodes: Vec<NodeSpec>,
+    pub distance: Vec<Vec<u32>>,
+    pub cost: CostSpec,
+}
+
+fn default_max_order() -> u32 {
+    11
+}
+fn default_pageblock_order() -> u32 {
+    9
+}
+
+/// The architecture: it sets RECLAIM_DISTANCE and the zonelist builder's
+/// penalty for nodes with CPUs (include/asm-*/topology.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum Arch {
+    #[default]
+    #[serde(rename = "x86_64")]
+    X86_64,
+    #[serde(rename = "ia64")]
+    Ia64,
+}
+
+impl Arch {
+    /// RECLAIM_DISTANCE: ia64 overrides it with 15; the generic value is 20
+    /// up to 2.6.3x and 30 from 3.0 on.
+    pub fn reclaim_distance(self, era: Era) -> u32 {
+        match self {
+            Arch::Ia64 => 15,
+            Arch::X86_64 => era.reclaim_distance(),
+        }
+    }
+    /// PENALTY_FOR_NODE_WITH_CPUS: 255 on ia64, 1 elsewhere.
+    pub fn penalty_for_node_with_cpus(self) -> i64 {
+        match self {
+            Arch::Ia64 => 255,
+            Arch::X86_64 => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub cpus: u32,
+    pub zones: Vec<ZoneSpec>,
+    #[serde(default)]
+    pub reserved_pages: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZoneSpec {
+    pub name: String,
+    pub present_pages: u64,
+}
+
+/// Nanosecond costs of the kernel operations the engine charges.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostSpec {
+    pub fault_ns: u64,
+    pub clear_ns_per_kib: u64,
+    pub line_miss_ns: u64,
+    pub line_hit_ns: u64,
+    pub buddy_page_ns: u64,
+    pub user_store_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Era {
+    #[serde(rename = "2.6.18")]
+    V2618,
+    #[serde(rename = "3.0")]
+    V30,
+    #[serde(rename = "3.1")]
+    V31,
+    #[serde(rename = "4.11")]
+    V411,
+}
+
+impl Era {
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::V2618 => "2.6.18",
+            Era::V30 => "3.0",
+            Era::V31 => "3.1",
+            Era::V411 => "4.11",
+        }
+    }
+    /// Migrate types and pageblocks exist from 2.6.24 on.
+    pub fn has_migratetypes(self) -> bool {
+        !matches!(self, Era::V2618)
+    }
+    /// Generic RECLAIM_DISTANCE of the era (include/linux/topology.h).
+    pub fn reclaim_distance(self) -> u32 {
+        match self {
+            Era::V2618 => 20,
+            _ => 30,
+        }
+    }
+}
+
+/// Which form of the zonelist cache get_page_from_freelist uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Zlc {
+    /// No zonelist cache (before 2.6.20, and after 4.4).
+    #[serde(rename = "none")]
+    None,
+    /// Paul Jackson's 2006 form: set up after the first zone is tried; any
+    /// watermark or zone_reclaim failure marks the zone full.
+    #[serde(rename = "after-first-zone")]
+    AfterFirstZone,
+    /// zlcfirst (3.1): set up before the first zone that fails its
+    /// watermark; checked before zone_reclaim; a zone is only marked full
+    /// when zone_reclaim scanned and the watermark still fails.
+    #[serde(rename = "first-eligible")]
+    FirstEligible,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSpec {
+    pub name: String,
+    pub era: Era,
+    pub zlc: Zlc,
+    #[serde(default)]
+    pub zlc_reconsider: bool,
+    #[serde(default)]
+    pub min_free_kbytes: Option<u64>,
+    #[serde(default)]
+    pub zone_reclaim_mode: Option<u32>,
+    #[serde(default)]
+    pub lowmem_reserve_ratio: Option<Vec<u64>>,
+    #[serde(default = "default_true")]
+    pub percpu_pagelists: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: String,
+    pub bytes: u64,
+    pub threads: u32,
+    #[serde(default = "default_stride")]
+    pub stride: u64,
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
+    #[serde(default)]
+    pub mems_allowed: Option<Vec<u32>>,
+}
+
+fn default_stride() -> u64 {
+    4096
+}
+
+/// Parse and validate a JSON specification.
+pub fn parse(json: &str) -> Result<Spec, SpecError> {
+    let spec: Spec = serde_json::from_str(json).map_err(|e| SpecError::new("spec", e.to_string()))?;
+    spec.validate()?;
+    Ok(spec)
+}
+
+impl Spec {
+    pub fn total_cpus(&self) -> u32 {
+        self.machine.nodes.iter().map(|n| n.cpus).sum()
+    }
+
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let m = &self.machine;
+        if !m.page_size.is_power_of_two() || !(4096..=65536).contains(&m.page_size) {
+            return Err(SpecError::new(
+                "machine.page_size",
+                format!("{} is not allowed; a power of two from 4096 to 65536", m.page_size),
+            ));
+        }
+        if !m.cache_line.is_power_of_two() || !(16..=512).contains(&m.cache_line) {
+            return Err(SpecError::new(
+                "machine.cache_line",
+                format!("{} is not allowed; a power of two from 16 to 512", m.cache_line),
+            ));
+        }
+        if !(10..=10000).contains(&m.hz) {
+            return Err(SpecError::new("machine.hz", format!("{} is not allowed; 10 to 10000", m.hz)));
+        }
+        if !(2..=14).contains(&m.max_order) {
+            return Err(SpecError::new(
+                "machine.max_order",
+                format!("{} is not allowed; 2 to 14", m.max_order),
+            ));
+        }
+        if m.pageblock_order >= m.max_order {
+            return Err(SpecError::new(
+                "machine.pageblock_order",
+                format!("{} is not allowed; 0 to max_order-1 = {}", m.pageblock_order, m.max_order - 1),
+            ));
+        }
+        let n = m.nodes.len();
+        if n == 0 || n > MAX_NODES {
+            return Err(SpecError::new(
+                "machine.nodes",
+                format!("{} nodes is not allowed; 1 to {}", n, MAX_NODES),
+            ));
+        }
+        let cpus = self.total_cpus();
+        if cpus == 0 || cpus as usize > MAX_CPUS {
+            return Err(SpecError::new(
+                "machine.nodes[].cpus",
+                format!("{} CPUs in total is not allowed; 1 to {}", cpus, MAX_CPUS),
+            ));
+        }
+        let mut total_pages: u64 = 0;
+        for (i, node) in m.nodes.iter().enumerate() {
+            if node.zones.is_empty() {
+                return Err(SpecError::new(
+                    format!("machine.nodes[{i}].zones"),
+                    "empty; a node needs at least one zone",
+                ));
+            }
+            let mut last: Option<usize> = None;
+            let mut node_pages = 0u64;
+            for (j, z) in node.zones.iter().enumerate() {
+                let idx = ZONE_NAMES.iter().position(|&s| s == z.name).ok_or_else(|| {
+                    SpecError::new(
+                        format!("machine.nodes[{i}].zones[{j}].name"),
+                        format!("'{}' is not a zone; allowed: {}", z.name, ZONE_NAMES.join(", ")),
+                    )
+                })?;
+                if let Some(l) = last {
+                    if idx <= l {
+                        return Err(SpecError::new(
+                            format!("machine.nodes[{i}].zones[{j}].name"),
+                            format!("'{}' out of order; zones go low to high: {}", z.name, ZONE_NAMES.join(", ")),
+                        ));
+                    }
+                }
+                last = Some(idx);
+                node_pages += z.present_pages;
+            }
+            if node.reserved_pages > node_pages {
+                return Err(SpecError::new(
+                    format!("machine.nodes[{i}].reserved_pages"),
+                    format!("{} exceeds the node's {} pages", node.reserved_pages, node_pages),
+                ));
+            }
+            total_pages += node_pages;
+        }
+        if total_pages == 0 {
+            return Err(SpecError::new("machine.nodes", "the machine has no memory"));
+        }
+        if total_pages >= u32::MAX as u64 - 1 {
+            return Err(SpecError::new(
+                "machine.nodes",
+                format!("{} pages in total; at most {} are supported", total_pages, u32::MAX - 2),
+            ));
+        }
+        if m.distance.len() != n {
+            return Err(SpecError::new(
+                "machine.distance",
+                format!("{} rows, expected {} (one per node)", m.distance.len(), n),
+            ));
+        }
+        for (i, row) in m.distance.iter().enumerate() {
+            if row.len() != n {
+                return Err(SpecError::new(
+                    format!("machine.distance[{i}]"),
+                    format!("row has {} entries, expected {} (one per node)", row.len(), n),
+                ));
+            }
+            for (j, &d) in row.iter().enumerate() {
+                if i == j && d != 10 {
+                    return Err(SpecError::new(
+                        format!("machine.distance[{i}][{j}]"),
+                        format!("{d} on the diagonal; the local distance is 10"),
+                    ));
+                }
+                if i != j && !(11..=255).contains(&d) {
+                    return Err(SpecError::new(
+                        format!("machine.distance[{i}][{j}]"),
+                        format!("{d} is not allowed; remote distances are 11 to 255"),
+                    ));
+                }
+            }
+        }
+        let c = &m.cost;
+        for (name, v) in [
+            ("fault_ns", c.fault_ns),
+            ("clear_ns_per_kib", c.clear_ns_per_kib),
+            ("line_miss_ns", c.line_miss_ns),
+            ("line_hit_ns", c.line_hit_ns),
+            ("buddy_page_ns", c.buddy_page_ns),
+            ("user_store_ns", c.user_store_ns),
+        ] {
+            if v > 1_000_000_000 {
+                return Err(SpecError::new(
+                    format!("machine.cost.{name}"),
+                    format!("{v} is not allowed; 0 to 1000000000 ns"),
+                ));
+            }
+        }
+        let k = &self.kernel;
+        if let Some(mfk) = k.min_free_kbytes {
+            if !(1..=(1 << 32)).contains(&mfk) {
+                return Err(SpecError::new(
+                    "kernel.min_free_kbytes",
+                    format!("{mfk} is not allowed; 1 to 4294967296 or null for the boot-time value"),
+                ));
+            }
+        }
+        if let Some(z) = k.zone_reclaim_mode {
+            if z > 7 {
+                return Err(SpecError::new(
+                    "kernel.zone_reclaim_mode",
+                    format!("{z} is not allowed; 0 to 7 (bits RECLAIM_ZONE|RECLAIM_WRITE|RECLAIM_SWAP)"),
+                ));
+            }
+        }
+        if let Some(r) = &k.lowmem_reserve_ratio {
+            if r.len() != ZONE_NAMES.len() - 1 || r.iter().any(|&x| x == 0) {
+                return Err(SpecError::new(
+                    "kernel.lowmem_reserve_ratio",
+                    format!(
+                        "{:?} is not allowed; {} positive ratios, one per zone type below MOVABLE",
+                        r,
+                        ZONE_NAMES.len() - 1
+                    ),
+                ));
+            }
+        }
+        if k.zlc != Zlc::None && k.era == Era::V411 {
+            return Err(SpecError::new(
+                "kernel.zlc",
+                "the zonelist cache was removed in 4.4; era 4.11 allows only \"none\"",
+            ));
+        }
+        if k.zlc_reconsider && k.zlc == Zlc::None {
+            return Err(SpecError::new(
+                "kernel.zlc_reconsider",
+                "true needs a zonelist cache; kernel.zlc is \"none\"",
+            ));
+        }
+        let w = &self.workload;
+        if w.kind != "memhog" {
+            return Err(SpecError::new(
+                "workload.kind",
+                format!("'{}' is not a workload; allowed: memhog", w.kind),
+            ));
+        }
+        if w.threads == 0 || w.threads > cpus {
+            return Err(SpecError::new(
+                "workload.threads",
+                format!("{} is not allowed; 1 to {} (one thread per CPU)", w.threads, cpus),
+            ));
+        }
+        if w.bytes == 0 {
+            return Err(SpecError::new("workload.bytes", "0 is not allowed; a positive byte count"));
+        }
+        if w.stride == 0 || w.stride > m.page_size || m.page_size % w.stride != 0 {
+            return Err(SpecError::new(
+                "workload.stride",
+                format!("{} is not allowed; a divisor of the page size {}", w.stride, m.page_size),
+            ));
+        }
+        if let Some(list) = &w.cpus {
+            if list.len() != w.threads as usize {
+                return Err(SpecError::new(
+                    "workload.cpus",
+                    format!("{} CPUs listed for {} threads; one per thread", list.len(), w.threads),
+                ));
+            }
+            let mut seen = vec![false; cpus as usize];
+            for (i, &c) in list.iter().enumerate() {
+                if c >= cpus {
+                    return Err(SpecError::new(
+                        format!("workload.cpus[{i}]"),
+                        format!("CPU {c} does not exist; 0 to {}", cpus - 1),
+                    ));
+                }
+                if seen[c as usize] {
+                    return Err(SpecError::new(
+                        format!("workload.cpus[{i}]"),
+                        format!("CPU {c} listed twice; threads are pinned one per CPU"),
+                    ));
+                }
+                seen[c as usize] = true;
+            }
+        }
+        if let Some(list) = &w.mems_allowed {
+            if list.is_empty() {
+                return Err(SpecError::new("workload.mems_allowed", "empty; list at least one node"));
+            }
+            for (i, &nd) in list.iter().enumerate() {
+                if nd as usize >= n {
+                    return Err(SpecError::new(
+                        format!("workload.mems_allowed[{i}]"),
+                        format!("node {nd} does not exist; 0 to {}", n - 1),
+                    ));
+                }
+            }
+        }
+        if self.sample_ms == 0 {
+            return Err(SpecError::new("sample_ms", "0 is not allowed; a positive number of simulated ms"));
+        }
+        Ok(())
+    }
+}
