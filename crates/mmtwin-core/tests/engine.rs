@@ -1,0 +1,210 @@
+//! Engine behaviour on small machines: exact counters, invariants under
+//! random allocation/free sequences, the zonelist cache mechanism, errors.
+
+use mmtwin_core::alloc::{gfp, Task};
+use mmtwin_core::cost::Ctx;
+use mmtwin_core::mm::Mm;
+use mmtwin_core::spec::parse;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn machine(nodes: usize, cpus: u32, zones: Value, reserved: u64, page_size: u64) -> Value {
+    let dist: Vec<Vec<u32>> = (0..nodes).map(|a| (0..nodes).map(|b| if a == b { 10 } else { 20 + 5 * (a as i64 - b as i64).unsigned_abs() as u32 }).collect()).collect();
+    let node = json!({"cpus": cpus, "zones": zones, "reserved_pages": reserved});
+    json!({"name": "test", "page_size": page_size, "cache_line": 64, "hz": 100,
+           "nodes": vec![node; nodes], "distance": dist,
+           "cost": {"fault_ns": 1000, "clear_ns_per_kib": 100, "line_miss_ns": 100, "line_hit_ns": 1, "buddy_page_ns": 10, "user_store_ns": 50}})
+}
+
+fn spec(m: Value, era: &str, zlc: &str, bytes: u64, threads: u32) -> Value {
+    json!({"machine": m, "kernel": {"name": format!("{era}-{zlc}"), "era": era, "zlc": zlc},
+           "workload": {"kind": "memhog", "bytes": bytes, "threads": threads}})
+}
+
+fn run(v: &Value) -> Value {
+    mmtwin_core::run(&parse(&v.to_string()).expect("valid spec")).expect("run")
+}
+
+#[test]
+fn uma_watermarks_and_counters_are_exact() {
+    let m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 4096}]), 96, 4096);
+    let r = run(&spec(m, "2.6.18", "none", 1000 * 4096, 1));
+    let z = &r["zones"][0];
+    // min_free_kbytes = isqrt(16384 KiB * 16) = 512 -> 128 pages; low = 5/4, high = 3/2.
+    assert_eq!(r["min_free_kbytes"], 512);
+    assert_eq!((z["min"].as_i64(), z["low"].as_i64(), z["high"].as_i64()), (Some(128), Some(160), Some(192)));
+    let vm = &r["vmstat"];
+    // 1000 anonymous pages and 2 page-table pages (one per 512 ptes).
+    assert_eq!(vm["pgalloc_normal"], 1002);
+    assert_eq!(vm["numa_hit"], 1002);
+    assert_eq!(vm["numa_miss"], 0);
+    assert_eq!(vm["pgfault"], 1000);
+    assert_eq!(vm["nr_page_table_pages"], 2);
+    assert_eq!(vm["nr_anon_pages"], 1000);
+    assert_eq!(r["zone_reclaim_mode"], 0);
+    // Free at the end: everything not reserved, allocated, or held on the per-cpu list.
+    let free_end = z["free_end"].as_i64().unwrap();
+    assert!(free_end <= 4096 - 96 - 1002 && free_end >= 4096 - 96 - 1002 - 6, "free_end {free_end}");
+}
+
+#[test]
+fn spill_to_the_next_node_counts_numa_miss_and_foreign() {
+    let m = machine(2, 1, json!([{"name": "NORMAL", "present_pages": 2048}]), 0, 4096);
+    let r = run(&spec(m, "2.6.18", "none", 3000 * 4096, 1));
+    let vm = &r["vmstat"];
+    let hit = vm["numa_hit"].as_u64().unwrap();
+    let miss = vm["numa_miss"].as_u64().unwrap();
+    assert_eq!(hit + miss, vm["pgalloc_normal"].as_u64().unwrap());
+    assert_eq!(vm["numa_foreign"].as_u64().unwrap(), miss);
+    assert_eq!(r["zones"][1]["pgalloc"].as_u64().unwrap(), miss);
+    // Node 0 is used down to its low watermark, no further.
+    let z0 = &r["zones"][0];
+    let free0 = z0["free_end"].as_i64().unwrap();
+    assert!(free0 <= z0["low"].as_i64().unwrap() + 1 && free0 >= z0["min"].as_i64().unwrap(), "node 0 free {free0}");
+    // distance 25 > RECLAIM_DISTANCE 20 in 2.6.18: zone_reclaim_mode switched on at boot.
+    assert_eq!(r["zone_reclaim_mode"], 1);
+}
+
+#[test]
+fn zonelist_cache_skips_full_zones_and_saves_system_time() {
+    let m = machine(8, 1, json!([{"name": "NORMAL", "present_pages": 4096}]), 0, 4096);
+    let base = run(&spec(m.clone(), "2.6.18", "none", 7 * 4096 * 4096, 1));
+    let zlc = run(&spec(m, "2.6.18", "after-first-zone", 7 * 4096 * 4096, 1));
+    assert_eq!(base["sim"]["zlc_skips"], 0);
+    assert!(zlc["sim"]["zlc_skips"].as_u64().unwrap() > 10_000);
+    assert!(zlc["sim"]["zone_checks"].as_u64().unwrap() * 2 < base["sim"]["zone_checks"].as_u64().unwrap());
+    assert!(zlc["times"]["sys_s"].as_f64().unwrap() < base["times"]["sys_s"].as_f64().unwrap());
+    // User time comes from the workload's stores only.
+    assert_eq!(zlc["times"]["user_s"], base["times"]["user_s"]);
+    // The same pages were allocated.
+    assert_eq!(zlc["vmstat"]["pgalloc_normal"], base["vmstat"]["pgalloc_normal"]);
+}
+
+#[test]
+fn zlc_is_zapped_once_a_second() {
+    let mut m = machine(4, 1, json!([{"name": "NORMAL", "present_pages": 8192}]), 0, 4096);
+    m["cost"]["fault_ns"] = json!(200_000);
+    let r = run(&spec(m, "2.6.18", "after-first-zone", 3 * 8192 * 4096, 1));
+    let elapsed = r["times"]["elapsed_s"].as_f64().unwrap();
+    let zaps = r["sim"]["zlc_zaps"].as_u64().unwrap();
+    // At most one zap per second per zonelist cache; the thread uses two
+    // zonelists of its node in 2.6.18 (GFP_HIGHUSER pages, GFP_KERNEL page tables).
+    assert!(elapsed > 3.0, "elapsed {elapsed}");
+    assert!(zaps >= 1 && zaps as f64 <= 2.0 * (elapsed + 1.0), "zaps {zaps} over {elapsed} s");
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let m = machine(4, 2, json!([{"name": "DMA32", "present_pages": 2048}, {"name": "NORMAL", "present_pages": 6000}]), 10, 4096);
+    let s = spec(m, "3.1", "first-eligible", 20000 * 4096, 7);
+    assert_eq!(run(&s).to_string(), run(&s).to_string());
+}
+
+#[test]
+fn full_checks_pass_on_every_era() {
+    for (era, zlc) in [("2.6.18", "none"), ("2.6.18", "after-first-zone"), ("3.0", "after-first-zone"), ("3.1", "first-eligible"), ("4.11", "none")] {
+        let m = machine(3, 2, json!([{"name": "DMA", "present_pages": 300}, {"name": "NORMAL", "present_pages": 3000}]), 17, 4096);
+        let mut s = spec(m, era, zlc, 6000 * 4096, 5);
+        s["check"] = json!(true);
+        s["sample_ms"] = json!(1);
+        let r = run(&s);
+        assert!(r["sim"]["full_checks"].as_u64().unwrap() >= 2, "{era} {zlc}");
+    }
+}
+
+#[test]
+fn out_of_memory_is_reported_not_a_panic() {
+    let m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 1024}]), 0, 4096);
+    let r = run(&spec(m, "2.6.18", "none", 4096 * 4096, 1));
+    assert_eq!(r["sim"]["oom"], true);
+    assert_eq!(r["vmstat"]["allocstall"].as_u64().unwrap() > 0, true);
+}
+
+#[test]
+fn bad_specs_name_the_field() {
+    let good = spec(machine(2, 1, json!([{"name": "NORMAL", "present_pages": 1024}]), 0, 4096), "2.6.18", "none", 4096, 1);
+    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        (Box::new(|s| s["machine"]["distance"][1] = json!([20])), "machine.distance[1]: row has 1 entries, expected 2"),
+        (Box::new(|s| s["machine"]["distance"] = json!([[10, 20]])), "machine.distance: 1 rows, expected 2"),
+        (Box::new(|s| s["machine"]["page_size"] = json!(5000)), "machine.page_size: 5000 is not allowed"),
+        (Box::new(|s| s["kernel"]["zlc"] = json!("sometimes")), "unknown variant `sometimes`"),
+        (Box::new(|s| s["kernel"]["zlcc"] = json!("none")), "unknown field `zlcc`"),
+        (Box::new(|s| s["workload"]["threads"] = json!(0)), "workload.threads: 0 is not allowed"),
+        (Box::new(|s| s["workload"]["threads"] = json!(3)), "workload.threads: 3 is not allowed; 1 to 2"),
+        (Box::new(|s| s["machine"]["nodes"][0]["cpus"] = json!(0)), ""),
+        (Box::new(|s| { s["machine"]["nodes"][0]["cpus"] = json!(0); s["machine"]["nodes"][1]["cpus"] = json!(0); }), "machine.nodes[].cpus: 0 CPUs in total"),
+        (Box::new(|s| s["machine"]["nodes"][0]["zones"][0]["name"] = json!("LOW")), "machine.nodes[0].zones[0].name: 'LOW' is not a zone"),
+        (Box::new(|s| s["workload"]["mems_allowed"] = json!([5])), "workload.mems_allowed[0]: node 5 does not exist"),
+        (Box::new(|s| s["kernel"]["era"] = json!("4.11")), ""),
+        (Box::new(|s| { s["kernel"]["era"] = json!("4.11"); s["kernel"]["zlc"] = json!("after-first-zone"); }), "kernel.zlc: the zonelist cache was removed in 4.4"),
+    ];
+    for (mutate, want) in cases {
+        let mut s = good.clone();
+        mutate(&mut s);
+        match parse(&s.to_string()) {
+            Ok(_) => assert!(want.is_empty(), "expected error containing {want:?}"),
+            Err(e) => assert!(!want.is_empty() && e.to_string().contains(want), "got {e}, want {want:?}"),
+        }
+    }
+}
+
+fn small_mm(era: &str) -> Mm {
+    let m = machine(2, 2, json!([{"name": "DMA32", "present_pages": 1536}, {"name": "NORMAL", "present_pages": 2600}]), 7, 4096);
+    let zlc = if era == "2.6.18" || era == "4.11" { "none" } else { "after-first-zone" };
+    Mm::boot(&parse(&spec(m, era, zlc, 4096, 1).to_string()).unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Random allocations and frees of random orders from random CPUs:
+    /// every page stays accounted for, and freeing everything merges the
+    /// buddy lists back to exactly the boot-time free count.
+    #[test]
+    fn random_alloc_free_keeps_every_page(era in prop::sample::select(vec!["2.6.18", "3.1", "4.11"]),
+                                          ops in prop::collection::vec((0usize..4, 0usize..4, any::<bool>(), 0u8..3), 1..400)) {
+        let mut mm = small_mm(era);
+        let free0 = mm.free_pages_total();
+        let mems = vec![true; 2];
+        let task = Task { mems_allowed: &mems, pf_memalloc: false };
+        let mut held: Vec<(u32, usize)> = Vec::new();
+        for (cpu, order, free_one, kind) in ops {
+            let node = mm.cpu_node[cpu];
+            let mut ctx = Ctx { cpu, node, ..Default::default() };
+            mm.cache.enter(cpu);
+            if free_one && !held.is_empty() {
+                let (p, o) = held.swap_remove(cpu % held.len());
+                for i in 0..(1u32 << o) { mm.pages.flags[(p + i) as usize] = 0; }
+                mm.census.kernel -= 1 << o;
+                mm.free_pages(&mut ctx, p, o);
+            } else {
+                let g = [gfp::GFP_KERNEL, gfp::GFP_HIGHUSER_MOVABLE, gfp::GFP_KERNEL | gfp::RECLAIMABLE][kind as usize];
+                if let Some((p, _)) = mm.alloc_pages(&mut ctx, &task, g, order, node) {
+                    prop_assert_eq!(p as usize & ((1 << order) - 1), 0, "block not aligned");
+                    // Owned by the test: flag it as kernel memory, one page per block page.
+                    for i in 0..(1u32 << order) { mm.pages.flags[(p + i) as usize] = mmtwin_core::page::PG_KERNEL; }
+                    mm.census.kernel += 1 << order;
+                    held.push((p, order));
+                }
+            }
+            prop_assert!(mm.check_cheap().is_ok(), "{:?}", mm.check_cheap());
+        }
+        prop_assert!(mm.check_full().is_ok(), "{:?}", mm.check_full());
+        for (p, o) in held.drain(..) {
+            for i in 0..(1u32 << o) { mm.pages.flags[(p + i) as usize] = 0; }
+            mm.census.kernel -= 1 << o;
+            let node = mm.zones[mm.zone_of(p)].node;
+            let mut ctx = Ctx { cpu: 0, node, ..Default::default() };
+            mm.free_pages(&mut ctx, p, o);
+        }
+        // Drain every per-cpu list back to the buddy allocator.
+        for cpu in 0..4 {
+            for zi in 0..mm.zones.len() {
+                let n = mm.pcp[cpu * mm.zones.len() + zi].count;
+                let mut ctx = Ctx { cpu, node: mm.cpu_node[cpu], ..Default::default() };
+                mm.free_pcppages_bulk(&mut ctx, zi, n);
+            }
+        }
+        prop_assert!(mm.check_full().is_ok(), "{:?}", mm.check_full());
+        prop_assert_eq!(mm.free_pages_total(), free0);
+    }
+}
