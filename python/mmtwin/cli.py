@@ -1,0 +1,458 @@
+"""The ``mmtwin`` command line (typer).
+
+Every user error ends as one line ``mmtwin: error: ...`` on stderr and exit
+status 2; usage errors (unknown option, bad number) are click's, also exit 2.
+Stdout is deterministic; wall time and events/s go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from mmtwin import __version__
+from mmtwin.errors import MmtwinError
+
+app = typer.Typer(
+    name="mmtwin",
+    help="A deterministic digital twin of the Linux kernel memory manager.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+presets_app = typer.Typer(
+    help="List machine presets, kernel profiles and experiments; 'presets show NAME' shows one.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(presets_app, name="presets")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    sys.stderr.flush()
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from mmtwin.engine import engine_version
+
+        _out(f"mmtwin {__version__} (engine {engine_version() or 'not built'})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """A deterministic digital twin of the Linux kernel memory manager."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _int_list(text: Optional[str], option: str) -> Optional[list[int]]:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        return [int(t) for t in items]
+    except ValueError:
+        raise MmtwinError(f"{option}: {text!r} is not allowed; expected a comma-separated list of integers") from None
+
+
+def _workload(workload: str, size_gb: float, threads: int, stride: int, cpus: Optional[str], mems: Optional[str]) -> Any:
+    from mmtwin.config import WorkloadParams, validate
+
+    data = {
+        "kind": workload,
+        "size_gb": size_gb,
+        "threads": threads,
+        "stride": stride,
+        "cpus": _int_list(cpus, "--cpus"),
+        "mems_allowed": _int_list(mems, "--mems"),
+    }
+    return validate(WorkloadParams, data, "command line")
+
+
+def _scale(value: float) -> Any:
+    from mmtwin.resolve import parse_scale
+
+    return parse_scale(value)
+
+
+def _jobs(value: Optional[int]) -> Optional[int]:
+    if value is not None and value < 1:
+        raise MmtwinError(f"--jobs: {value} is not allowed; expected an integer >= 1")
+    return value
+
+
+def _summary_line(machine: Any, kernel: Any, w: Any, seed: int, scale: Any) -> str:
+    mem_gib = machine.total_memory_mib() / 1024
+    return (
+        f"{w.kind} {w.size_gb:g} GB, {w.threads} threads, stride {w.stride} on {machine.name} "
+        f"({machine.topology.nodes} nodes, {machine.total_cpus()} CPUs, {mem_gib:g} GiB, {machine.page_size}-byte pages); "
+        f"kernel {kernel.name}; seed {seed}; scale {float(scale):g}"
+    )
+
+
+WORKLOAD_HELP = "Workload kind (only 'memhog' so far)."
+SIZE_HELP = "Bytes the hog touches in total, in GB of 2^30 bytes (before --scale)."
+THREADS_HELP = "Threads, pinned one per CPU (CPUs 0..N-1 unless --cpus)."
+STRIDE_HELP = "One store every STRIDE bytes; must divide the page size or be a multiple of it."
+CPUS_HELP = "Comma-separated CPU ids, one per thread (default 0..N-1)."
+MEMS_HELP = "Comma-separated node ids the hog may allocate from (cpuset mems; default all)."
+SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the hog's bytes by S (0 < S <= 1)."
+SEED_HELP = "Seed of the run's pseudo-random generator."
+CHECK_HELP = "Run the engine's full invariant checks (slower)."
+JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depend on it."
+
+
+# --------------------------------------------------------------------------- run
+
+
+@app.command()
+def run(
+    machine: str = typer.Option(..., "--machine", "-m", help="Machine preset name or path to a .toml file."),
+    kernel: str = typer.Option(..., "--kernel", "-k", help="Kernel profile name or path to a .toml file."),
+    workload: str = typer.Option("memhog", "--workload", "-w", help=WORKLOAD_HELP),
+    size_gb: float = typer.Option(..., "--size-gb", help=SIZE_HELP),
+    threads: int = typer.Option(..., "--threads", "-t", help=THREADS_HELP),
+    stride: int = typer.Option(4096, "--stride", help=STRIDE_HELP),
+    cpus: Optional[str] = typer.Option(None, "--cpus", help=CPUS_HELP),
+    mems: Optional[str] = typer.Option(None, "--mems", help=MEMS_HELP),
+    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
+    seed: int = typer.Option(1, "--seed", help=SEED_HELP),
+    check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
+    ),
+    vmstat: bool = typer.Option(False, "--vmstat", help="Also print /proc/vmstat and the per-zone free-pages timeline."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
+) -> None:
+    """Run one workload on one machine with one kernel and print times, counters and zones."""
+    from mmtwin.config import load_kernel, load_machine
+    from mmtwin.engine import perf_line, run_spec, strip_perf
+    from mmtwin.reports import vmstat as vm
+    from mmtwin.resolve import resolve_spec
+
+    params = _workload(workload, size_gb, threads, stride, cpus, mems)
+    frac = _scale(scale)
+    m = load_machine(machine)
+    k = load_kernel(kernel)
+    spec = resolve_spec(m, k, params, seed=seed, scale=frac, check=check)
+    started = time.perf_counter()
+    result = run_spec(spec)
+    wall = time.perf_counter() - started
+    if json_out:
+        _out(_dumps({"spec": spec, "result": strip_perf(result)}))
+    else:
+        t = result["times"]
+        sim = result.get("sim", {})
+        lines = [
+            _summary_line(m, k, params, seed, frac),
+            f"times: sys {t['sys_s']:.2f} s, user {t['user_s']:.2f} s, real {t['elapsed_s']:.2f} s",
+            f"page events: {result.get('events', 0)}; oom: {'yes' if sim.get('oom') else 'no'}",
+            "sim: " + ", ".join(f"{key}={sim[key]}" for key in sim if key != "oom"),
+            "",
+            vm.zone_table(result),
+        ]
+        if vmstat:
+            lines += ["/proc/vmstat", vm.proc_vmstat(result), vm.timeline_table(result)]
+        _out("\n".join(lines))
+    if plot is not None:
+        from mmtwin.reports import plots
+
+        plot.mkdir(parents=True, exist_ok=True)
+        name = f"run-{k.name}-{params.size_gb:g}g-{params.threads}t-zones.png"
+        path = plots.plot_zone_timeline(result, plot / name)
+        _err(f"wrote {path}")
+    _err(perf_line([result], result.get("perf", {}).get("wall_s", wall)))
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@app.command()
+def compare(
+    machine: str = typer.Option(..., "--machine", "-m", help="Machine preset name or path to a .toml file."),
+    kernels: list[str] = typer.Option(
+        ..., "--kernel", "-k", help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate."
+    ),
+    workload: str = typer.Option("memhog", "--workload", "-w", help=WORKLOAD_HELP),
+    size_gb: float = typer.Option(..., "--size-gb", help=SIZE_HELP),
+    threads: int = typer.Option(..., "--threads", "-t", help=THREADS_HELP),
+    stride: int = typer.Option(4096, "--stride", help=STRIDE_HELP),
+    cpus: Optional[str] = typer.Option(None, "--cpus", help=CPUS_HELP),
+    mems: Optional[str] = typer.Option(None, "--mems", help=MEMS_HELP),
+    era: str = typer.Option("2017", "--era", help="Report style: 2011 (shell scripts), 2012 or 2017 (Perl Compare)."),
+    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
+    seed: int = typer.Option(1, "--seed", help=SEED_HELP),
+    check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=JOBS_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
+) -> None:
+    """Run the same workload on two or more kernels and print an MMTests-style comparison."""
+    from mmtwin.config import load_kernel, load_machine
+    from mmtwin.engine import perf_line, run_many, strip_perf
+    from mmtwin.reports.mmtests import check_era, compare_report, samples_from_results
+    from mmtwin.resolve import resolve_spec
+
+    check_era(era)
+    names = [n.strip() for item in kernels for n in item.split(",") if n.strip()]
+    if len(names) < 2:
+        raise MmtwinError(f"--kernel: {len(names)} given; a comparison needs at least two (the first is the baseline)")
+    if len(set(names)) != len(names):
+        raise MmtwinError(f"--kernel: {', '.join(names)} names a kernel twice")
+    params = _workload(workload, size_gb, threads, stride, cpus, mems)
+    frac = _scale(scale)
+    m = load_machine(machine)
+    ks = [load_kernel(n) for n in names]
+    specs = [resolve_spec(m, k, params, seed=seed, scale=frac, check=check) for k in ks]
+    started = time.perf_counter()
+    results = run_many(specs, _jobs(jobs), label="compare")
+    wall = time.perf_counter() - started
+    if json_out:
+        _out(_dumps({"era": era, "kernels": names, "specs": specs, "results": [strip_perf(r) for r in results]}))
+    else:
+        runs = [samples_from_results(k.name, [r], params.threads) for k, r in zip(ks, results)]
+        _out(_summary_line(m, ks[0], params, seed, frac).replace(f"kernel {ks[0].name}", f"kernels {', '.join(names)}"))
+        _out("")
+        _out(compare_report(runs, era, params.kind))
+    _err(perf_line(results, wall))
+
+
+# --------------------------------------------------------------------------- reproduce
+
+
+@app.command()
+def reproduce(
+    name: Optional[str] = typer.Argument(None, help="Reproduction to run (default: all registered ones)."),
+    list_only: bool = typer.Option(False, "--list", help="List the registered reproductions and exit."),
+    json_out: bool = typer.Option(False, "--json", help="Print the claims and table cells as JSON."),
+    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=JOBS_HELP),
+    check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
+    experiment: Optional[str] = typer.Option(
+        None, "--experiment", help="Use this experiment file (name or path) instead of the reproduction's own."
+    ),
+) -> None:
+    """Run a published experiment, print it beside the published figures and judge each claim.
+
+    Exits with status 1 when any claim does not hold in the simulation.
+    """
+    from mmtwin import reproduce as repro
+
+    reg = repro.registry()
+    if list_only:
+        w = max(len(n) for n in reg)
+        _out("".join(f"{n:<{w}}  {r.description}\n" for n, r in sorted(reg.items())))
+        return
+    chosen = [repro.get(name)] if name else [reg[n] for n in sorted(reg)]
+    if experiment is not None and len(chosen) != 1:
+        raise MmtwinError("--experiment needs a reproduction name")
+    options = repro.Options(
+        scale=_scale(scale), jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment
+    )
+    started = time.perf_counter()
+    outcomes = []
+    for r in chosen:
+        outcome = r.run(options)
+        outcomes.append(outcome)
+        if not json_out:
+            _out(outcome.text)
+    if json_out:
+        data = [o.data for o in outcomes]
+        _out(_dumps(data[0] if name else data))
+    _err(f"reproduce: {len(outcomes)} experiment(s) in {time.perf_counter() - started:.1f} s")
+    if not all(o.held for o in outcomes):
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- presets
+
+
+def _try_load(loader: Any, name: str, problems: list[str]) -> Any:
+    try:
+        return loader(name)
+    except MmtwinError as exc:
+        problems.append(exc.message)
+        return None
+
+
+@presets_app.callback()
+def presets_list(ctx: typer.Context) -> None:
+    """List machine presets, kernel profiles and experiments with their descriptions."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from mmtwin import config
+
+    problems: list[str] = []
+    sections = (
+        ("machines", config.machine_names(), config.load_machine),
+        ("kernels", config.kernel_names(), config.load_kernel),
+        ("experiments", config.experiment_names(), config.load_experiment),
+    )
+    for title, names, loader in sections:
+        _out(f"{title}:")
+        loaded = [(n, _try_load(loader, n, problems)) for n in names]
+        w = max([len(n) for n in names] or [0])
+        for n, obj in loaded:
+            desc = obj.description if obj is not None else "(invalid, see error below)"
+            _out(f"  {n:<{w}}  {desc}")
+        if not names:
+            _out("  (none)")
+    for p in problems:
+        _err(f"mmtwin: error: {p}")
+    if problems:
+        raise typer.Exit(2)
+
+
+@presets_app.command("show")
+def presets_show(
+    name: str = typer.Argument(..., help="Machine preset, kernel profile or experiment name (or a .toml path)."),
+    scale: float = typer.Option(1.0, "--scale", help="Show the machine's memory layout at this scale."),
+) -> None:
+    """Show one preset: its validated contents and, for a machine, the node and zone layout."""
+    from mmtwin import config
+    from mmtwin.reports.presets import describe_experiment, describe_kernel, describe_machine
+
+    found = []
+    if name.endswith(".toml") or "/" in name:
+        # A file: its keys tell what it is.
+        keys = set(config.read_toml(Path(name)))
+        kinds = ["machine" if "topology" in keys else "kernel" if "era" in keys else "experiment"]
+    else:
+        kinds = [
+            kind
+            for kind, names in (
+                ("machine", config.machine_names()),
+                ("kernel", config.kernel_names()),
+                ("experiment", config.experiment_names()),
+            )
+            if name in names
+        ]
+    for kind in kinds:
+        if kind == "machine":
+            found.append(describe_machine(config.load_machine(name), _scale(scale)))
+        elif kind == "kernel":
+            found.append(describe_kernel(config.load_kernel(name)))
+        else:
+            found.append(describe_experiment(config.load_experiment(name)))
+    if not found:
+        available = sorted({*config.machine_names(), *config.kernel_names(), *config.experiment_names()})
+        raise MmtwinError(f"unknown preset {name!r}; available: {', '.join(available) or 'none'}")
+    _out("\n".join(found))
+
+
+# --------------------------------------------------------------------------- bench
+
+
+@app.command()
+def bench(
+    scenarios: Optional[list[str]] = typer.Option(
+        None, "--scenario", "-s", help="Scenario to run (repeatable; default: all). See --list."
+    ),
+    list_only: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
+    quick: bool = typer.Option(False, "--quick", help="Run each scenario scaled down (for tests and smoke checks)."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print a JSON list of {scenario, events, wall_s, events_per_s, peak_rss_bytes}."
+    ),
+) -> None:
+    """Measure engine throughput (page events per second) and peak memory on standard scenarios.
+
+    Each scenario runs in a fresh subprocess, so peak_rss_bytes is its own.
+    """
+    from mmtwin import bench as b
+
+    if list_only:
+        w = max(len(n) for n in b.SCENARIOS)
+        _out("".join(f"{n:<{w}}  {s.description}\n" for n, s in b.SCENARIOS.items()))
+        return
+    names = scenarios or list(b.SCENARIOS)
+    for n in names:
+        if n not in b.SCENARIOS:
+            raise MmtwinError(f"--scenario: unknown scenario {n!r}; available: {', '.join(b.SCENARIOS)}")
+    rows = [b.run_scenario(b.SCENARIOS[n], quick) for n in names]
+    _out(_dumps(rows) if json_out else b.format_table(rows))
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """Click's usage-error base class: vendored inside typer (>= 0.2x) or the click package."""
+    found: list[type[BaseException]] = []
+    try:
+        from typer._click.exceptions import ClickException as Vendored
+
+        found.append(Vendored)
+    except ImportError:
+        pass
+    try:
+        from click.exceptions import ClickException as Click
+
+        found.append(Click)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _abort_types() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = [typer.Abort]
+    try:
+        from click.exceptions import Abort as ClickAbort
+
+        found.append(ClickAbort)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Entry point: run the CLI, turning user errors into one line and exit status 2."""
+    command = typer.main.get_command(app)
+    try:
+        rv = command.main(args=argv, prog_name="mmtwin", standalone_mode=False)
+    except MmtwinError as exc:
+        _err(f"mmtwin: error: {exc.message}")
+        sys.exit(2)
+    except _usage_error_types() as exc:
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(getattr(exc, "exit_code", 2))
+    except _abort_types():
+        _err("mmtwin: aborted")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _err("mmtwin: interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        # Output piped into e.g. `head`: stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    except Exception as exc:  # an mmtwin bug, not a user error
+        if os.environ.get("MMTWIN_DEBUG"):
+            raise
+        _err(f"mmtwin: internal error: {type(exc).__name__}: {exc} (set MMTWIN_DEBUG=1 for a traceback)")
+        sys.exit(3)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,1 @@
+"""Text and plot reports built from engine results."""

@@ -1,0 +1,71 @@
+"""Human-readable descriptions of presets and experiments (``mmtwin presets show``)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from mmtwin.config import Experiment, Kernel, Machine
+from mmtwin.resolve import MAX_ORDER, PAGEBLOCK_ORDER, layout_nodes
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.strip().splitlines())
+
+
+def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
+    topo = m.topology
+    nodes = layout_nodes(m, scale)
+    distances = sorted({d for row in topo.distance for d in row})
+    lines = [
+        f"machine {m.name}: {m.description}",
+        f"  arch {m.arch}, page size {m.page_size}, cache line {m.cache_line}, HZ {m.hz}, "
+        f"MAX_ORDER {MAX_ORDER}, pageblock_order {PAGEBLOCK_ORDER}",
+        f"  {topo.nodes} nodes, {m.total_cpus()} CPUs, {m.total_memory_mib()} MiB; distances used: "
+        + ", ".join(map(str, distances)),
+        "  zone bands: "
+        + ", ".join(f"{z.name} < {z.end_mib} MiB" if z.end_mib is not None else f"{z.name} above" for z in m.zones),
+        "  cost (ns): " + ", ".join(f"{k} {v}" for k, v in m.cost.model_dump().items()),
+        "  source:",
+        _indent(m.source, "    "),
+        f"  layout at scale {float(scale):g} (pages of {m.page_size} bytes):",
+    ]
+    zone_names = [z.name for z in m.zones]
+    header = f"    {'node':>4} {'cpus':>4} {'start_pfn':>12} {'pages':>10} {'reserved':>9}" + "".join(
+        f"{n:>10}" for n in zone_names
+    )
+    lines.append(header)
+    for n in nodes:
+        lines.append(
+            f"    {n.node:>4} {n.cpus:>4} {n.start_pfn:>12} {n.pages:>10} {n.reserved_pages:>9}"
+            + "".join(f"{p:>10}" for _, p in n.zones)
+        )
+    return "\n".join(lines) + "\n"
+
+
+def describe_kernel(k: Kernel) -> str:
+    s = k.sysctl
+    return "\n".join(
+        [
+            f"kernel {k.name}: {k.description}",
+            f"  era {k.era}",
+            f"  policy: zlc {k.policy.zlc}, zlc_reconsider {str(k.policy.zlc_reconsider).lower()}, "
+            f"percpu_pagelists {str(k.policy.percpu_pagelists).lower()}",
+            f"  sysctl: min_free_kbytes {s.min_free_kbytes}, zone_reclaim_mode {s.zone_reclaim_mode}, "
+            f"lowmem_reserve_ratio {s.lowmem_reserve_ratio}",
+        ]
+    ) + "\n"
+
+
+def describe_experiment(e: Experiment) -> str:
+    sizes = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in e.matrix.size_gb)
+    return "\n".join(
+        [
+            f"experiment {e.name}: {e.description}",
+            f"  seed document {e.seed_document or '-'}; machine {e.machine}; seed {e.seed}",
+            f"  kernels: {', '.join(e.kernels)} (the first is the baseline)",
+            f"  workload {e.workload.kind}, stride {e.workload.stride}"
+            + (f", mems_allowed {e.workload.mems_allowed}" if e.workload.mems_allowed is not None else ""),
+            f"  matrix: size_gb [{sizes}] x threads {e.matrix.threads} "
+            f"= {len(e.matrix.size_gb) * len(e.matrix.threads)} cells per kernel",
+        ]
+    ) + "\n"

@@ -1,0 +1,54 @@
+"""Registry of reproductions: a published experiment, the claims made about it,
+and the code that runs the experiment file and checks each claim.
+
+A reproduction only builds specs from its experiment file and evaluates the
+results; it never changes what is simulated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+from mmtwin.errors import MmtwinError
+
+
+@dataclass(frozen=True)
+class Options:
+    scale: Fraction = Fraction(1)
+    jobs: int | None = None
+    check: bool = False
+    json: bool = False
+    plot_dir: Path | None = None
+    experiment: str | None = None  # experiment name or path; None = the reproduction's own
+
+
+@dataclass
+class Outcome:
+    text: str  # what goes to stdout (report or JSON)
+    held: bool  # every claim held
+    data: dict = field(default_factory=dict)  # the machine-readable report
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    name: str
+    description: str
+    experiment: str
+    run: Callable[[Options], Outcome]
+
+
+def registry() -> dict[str, Reproduction]:
+    from mmtwin.reproduce import zonelist_cache
+
+    entries = [zonelist_cache.REPRODUCTION]
+    return {r.name: r for r in entries}
+
+
+def get(name: str) -> Reproduction:
+    reg = registry()
+    if name not in reg:
+        raise MmtwinError(f"unknown reproduction {name!r}; available: {', '.join(sorted(reg))}")
+    return reg[name]

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON_DIR = ROOT / "python"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(PYTHON_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mmtwin.engine import engine_available  # noqa: E402
+
+requires_engine = pytest.mark.skipif(not engine_available(), reason="mmtwin._core is not built (pip install -e .)")
+
+
+@pytest.fixture
+def fixture_presets(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the preset and experiment lookups at tests/fixtures."""
+    monkeypatch.setenv("MMTWIN_PRESETS", str(FIXTURES / "presets"))
+    monkeypatch.setenv("MMTWIN_EXPERIMENTS", str(FIXTURES / "experiments"))
+    return FIXTURES
+
+
+@pytest.fixture
+def fake_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mmtwin.engine
+    from fakeengine import fake_run_spec
+
+    monkeypatch.setattr(mmtwin.engine, "run_spec", fake_run_spec)
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("MMTWIN_DEBUG", None)
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``mmtwin ARGS`` in a fresh interpreter (``python -m mmtwin``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mmtwin", *args],
+        capture_output=True,
+        text=True,
+        env=env or cli_env(),
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def fixture_env() -> dict[str, str]:
+    return cli_env(MMTWIN_PRESETS=str(FIXTURES / "presets"), MMTWIN_EXPERIMENTS=str(FIXTURES / "experiments"))
