@@ -77,7 +77,7 @@ def run_scenario(s: Scenario, quick: bool) -> dict[str, Any]:
         check=False,
     )
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1].removeprefix("mmtwin: error: ")
         raise MmtwinError(f"bench scenario {s.name} failed: {last}")
     out = json.loads(proc.stdout)
     return {

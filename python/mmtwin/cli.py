@@ -22,6 +22,11 @@ from mmtwin.errors import MmtwinError
 app = typer.Typer(
     name="mmtwin",
     help="A deterministic digital twin of the Linux kernel memory manager.",
+    epilog=(
+        "Environment: MMTWIN_PRESETS = directory with machines/ and kernels/ (default: the repository's presets/); "
+        "MMTWIN_EXPERIMENTS = directory of experiment files (default: experiments/); "
+        "MMTWIN_DEBUG=1 shows a traceback on internal errors."
+    ),
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -105,12 +110,12 @@ def _jobs(value: Optional[int]) -> Optional[int]:
     return value
 
 
-def _summary_line(machine: Any, kernel: Any, w: Any, seed: int, scale: Any) -> str:
+def _summary_line(machine: Any, kernels: str, w: Any, seed: int, scale: Any) -> str:
     mem_gib = machine.total_memory_mib() / 1024
     return (
         f"{w.kind} {w.size_gb:g} GB, {w.threads} threads, stride {w.stride} on {machine.name} "
-        f"({machine.topology.nodes} nodes, {machine.total_cpus()} CPUs, {mem_gib:g} GiB, {machine.page_size}-byte pages); "
-        f"kernel {kernel.name}; seed {seed}; scale {float(scale):g}"
+        f"({machine.topology.nodes} nodes, {machine.total_cpus()} CPUs, {mem_gib:.2f} GiB, {machine.page_size}-byte pages); "
+        f"{kernels}; seed {seed}; scale {float(scale):g}"
     )
 
 
@@ -168,7 +173,7 @@ def run(
         t = result["times"]
         sim = result.get("sim", {})
         lines = [
-            _summary_line(m, k, params, seed, frac),
+            _summary_line(m, f"kernel {k.name}", params, seed, frac),
             f"times: sys {t['sys_s']:.2f} s, user {t['user_s']:.2f} s, real {t['elapsed_s']:.2f} s",
             f"page events: {result.get('events', 0)}; oom: {'yes' if sim.get('oom') else 'no'}",
             "sim: " + ", ".join(f"{key}={sim[key]}" for key in sim if key != "oom"),
@@ -234,7 +239,7 @@ def compare(
         _out(_dumps({"era": era, "kernels": names, "specs": specs, "results": [strip_perf(r) for r in results]}))
     else:
         runs = [samples_from_results(k.name, [r], params.threads) for k, r in zip(ks, results)]
-        _out(_summary_line(m, ks[0], params, seed, frac).replace(f"kernel {ks[0].name}", f"kernels {', '.join(names)}"))
+        _out(_summary_line(m, f"kernels {', '.join(names)} (the first is the baseline)", params, seed, frac))
         _out("")
         _out(compare_report(runs, era, params.kind))
     _err(perf_line(results, wall))
@@ -283,6 +288,9 @@ def reproduce(
     if json_out:
         data = [o.data for o in outcomes]
         _out(_dumps(data[0] if name else data))
+    for o in outcomes:
+        if o.perf:
+            _err(o.perf)
     _err(f"reproduce: {len(outcomes)} experiment(s) in {time.perf_counter() - started:.1f} s")
     if not all(o.held for o in outcomes):
         raise typer.Exit(1)

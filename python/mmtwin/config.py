@@ -172,6 +172,7 @@ class ZoneBand(StrictModel):
 class Cost(StrictModel):
     fault_ns: int
     clear_ns_per_kib: int
+    clear_remote_ns_per_kib: int
     line_miss_ns: int
     line_hit_ns: int
     buddy_page_ns: int

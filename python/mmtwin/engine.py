@@ -7,6 +7,7 @@ in input order, so output never depends on the number of workers.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -21,9 +22,14 @@ Spec = dict[str, Any]
 Result = dict[str, Any]
 
 
+def _core_module() -> Any:
+    """``mmtwin._core`` (the compiled Rust engine); ImportError when it is not built."""
+    return importlib.import_module("mmtwin._core")
+
+
 def engine_available() -> bool:
     try:
-        from mmtwin import _core  # noqa: F401
+        _core_module()
     except ImportError:
         return False
     return True
@@ -31,10 +37,9 @@ def engine_available() -> bool:
 
 def engine_version() -> str | None:
     try:
-        from mmtwin import _core
+        return str(_core_module().version())
     except ImportError:
         return None
-    return str(_core.version())
 
 
 def spec_json(spec: Spec) -> str:
@@ -45,14 +50,14 @@ def spec_json(spec: Spec) -> str:
 def run_spec(spec: Spec) -> Result:
     """Run one fully resolved specification through the engine."""
     try:
-        from mmtwin import _core
+        core = _core_module()
     except ImportError as exc:
         raise MmtwinError(
             f"the engine module mmtwin._core is not available ({exc}); build it with `pip install -e .`"
         ) from None
     started = time.perf_counter()
     try:
-        text = _core.run(spec_json(spec))
+        text = core.run(spec_json(spec))
     except ValueError as exc:
         raise MmtwinError(f"engine rejected the specification: {exc}") from None
     wall = time.perf_counter() - started

@@ -222,8 +222,10 @@ def benchmark_table(runs: Sequence[RunSamples], era: str, benchmark: str = "memh
     return "\n".join(lines)
 
 
-def _monitor_header(runs: Sequence[RunSamples], era: str, label_w: int, cell_w: int) -> tuple[list[str], list[int]]:
-    heads = [split_shell(r.name) if era == "2011" else split_perl(r.name) for r in runs]
+def _monitor_header(
+    runs: Sequence[RunSamples], era: str, label_w: int, cell_w: int, benchmark: str
+) -> tuple[list[str], list[int]]:
+    heads = [split_shell(f"{benchmark}-{r.name}") if era == "2011" else split_perl(r.name) for r in runs]
     widths = [max(cell_w, len(a) + 1, len(b) + 1) for a, b in heads]
     rows = [
         " " * label_w + "".join(f"{a:>{w}}" for (a, _), w in zip(heads, widths)),
@@ -232,18 +234,18 @@ def _monitor_header(runs: Sequence[RunSamples], era: str, label_w: int, cell_w: 
     return rows, widths
 
 
-def duration_block(runs: Sequence[RunSamples], era: str) -> str:
+def duration_block(runs: Sequence[RunSamples], era: str, benchmark: str = "memhog") -> str:
     """``MMTests Statistics: duration`` with the era's rows."""
     check_era(era)
     lines = ["MMTests Statistics: duration"]
     if era == "2017":
         label_w = len("Elapsed") + 1
-        header, widths = _monitor_header(runs, era, label_w, 12)
+        header, widths = _monitor_header(runs, era, label_w, 12, benchmark)
         lines += header
         for label, attr in (("User", "user_s"), ("System", "sys_s"), ("Elapsed", "elapsed_s")):
             lines.append(f"{label:<{label_w}}" + "".join(f"{getattr(r, attr):>{w}.2f}" for r, w in zip(runs, widths)))
         return "\n".join(lines)
-    header, widths = _monitor_header(runs, era, 40, 10)
+    header, widths = _monitor_header(runs, era, 40, 10, benchmark)
     lines += header
     if era == "2011":
         rows = [
@@ -267,7 +269,7 @@ def _int_text(value: int | float) -> str:
     return f"{value:.2f}"
 
 
-def vmstat_block(runs: Sequence[RunSamples], era: str) -> str:
+def vmstat_block(runs: Sequence[RunSamples], era: str, benchmark: str = "memhog") -> str:
     """``MMTests Statistics: vmstat``: the raw /proc/vmstat counters under their kernel names.
 
     The engine starts every run from a fresh boot, so each counter's final
@@ -283,7 +285,7 @@ def vmstat_block(runs: Sequence[RunSamples], era: str) -> str:
                 seen.add(name)
                 names.append(name)
     cell_w = 12 if era == "2017" else 10
-    header, widths = _monitor_header(runs, era, 40, cell_w)
+    header, widths = _monitor_header(runs, era, 40, cell_w, benchmark)
     lines = ["MMTests Statistics: vmstat", *header]
     for name in names:
         cells = "".join(f"{_int_text(r.vmstat.get(name, 0)):>{w}}" for r, w in zip(runs, widths))
@@ -294,5 +296,5 @@ def vmstat_block(runs: Sequence[RunSamples], era: str) -> str:
 def compare_report(runs: Sequence[RunSamples], era: str, benchmark: str = "memhog") -> str:
     """Benchmark table, duration block and vmstat block, separated by blank lines."""
     return "\n\n".join(
-        [benchmark_table(runs, era, benchmark), duration_block(runs, era), vmstat_block(runs, era)]
+        [benchmark_table(runs, era, benchmark), duration_block(runs, era, benchmark), vmstat_block(runs, era, benchmark)]
     ) + "\n"

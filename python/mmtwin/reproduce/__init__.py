@@ -30,6 +30,7 @@ class Outcome:
     text: str  # what goes to stdout (report or JSON)
     held: bool  # every claim held
     data: dict = field(default_factory=dict)  # the machine-readable report
+    perf: str = ""  # "simulated N page events in W s (E events/s)", for stderr
 
 
 @dataclass(frozen=True)

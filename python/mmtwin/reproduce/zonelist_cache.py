@@ -11,6 +11,7 @@ reference, on the published ones).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -178,6 +179,17 @@ def _figures(claim: Claim, cells: Sequence[Cell]) -> tuple[list[dict[str, Any]],
     return rows, held
 
 
+def check_cells(keys: Sequence[tuple[Any, int]], where: str) -> None:
+    """Fail before any run when the experiment lacks a cell some claim needs."""
+    zero = Times(1.0, 1.0, 1.0)
+    dummies = [Cell(gb, n, zero, zero) for gb, n in keys]
+    for claim in CLAIMS:
+        try:
+            claim.cells(dummies)
+        except MmtwinError as exc:
+            raise MmtwinError(f"{where}: matrix: {exc.message} ({claim.id})") from None
+
+
 def evaluate(simulated: Sequence[Cell], published: Sequence[Cell] = PUBLISHED) -> list[dict[str, Any]]:
     """Every claim with its published and simulated figures; ``held`` refers to the simulation."""
     out = []
@@ -252,7 +264,10 @@ def run(options: Options) -> Outcome:
         )
     base, new = (k.name for k in loaded.kernels)
     planned = experiments.plan(loaded, scale=options.scale, check=options.check)
+    check_cells([(p.size_gb, p.threads) for p in planned if p.kernel == base], loaded.where)
+    started = time.perf_counter()
     results = engine.run_many([p.spec for p in planned], options.jobs, label=f"reproduce {exp.name}")
+    perf = engine.perf_line(results, time.perf_counter() - started)
     cells = cells_from_results(planned, results, base, new)
     claims = evaluate(cells)
     held = all(cl["held"] for cl in claims)
@@ -276,7 +291,7 @@ def run(options: Options) -> Outcome:
         options.plot_dir.mkdir(parents=True, exist_ok=True)
         plots.plot_seed_table(cells, options.plot_dir / f"{exp.name}-sys.png", base, new, published=PUBLISHED)
     if options.json:
-        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data)
+        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
     decimals = 0 if options.scale == 1 else 2
     parts = [
         f"{exp.name}: {exp.description}",
@@ -291,7 +306,7 @@ def run(options: Options) -> Outcome:
         "Claims",
         _format_claims(claims),
     ]
-    return Outcome("\n".join(parts), held, data)
+    return Outcome("\n".join(parts), held, data, perf)
 
 
 REPRODUCTION = Reproduction(
