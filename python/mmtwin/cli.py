@@ -122,7 +122,7 @@ def _summary_line(machine: Any, kernels: str, w: Any, seed: int, scale: Any) -> 
 WORKLOAD_HELP = "Workload kind (only 'memhog' so far)."
 SIZE_HELP = "Bytes the hog touches in total, in GB of 2^30 bytes (before --scale)."
 THREADS_HELP = "Threads, pinned one per CPU (CPUs 0..N-1 unless --cpus)."
-STRIDE_HELP = "One store every STRIDE bytes; must divide the page size or be a multiple of it."
+STRIDE_HELP = "One store every STRIDE bytes; must divide the page size."
 CPUS_HELP = "Comma-separated CPU ids, one per thread (default 0..N-1)."
 MEMS_HELP = "Comma-separated node ids the hog may allocate from (cpuset mems; default all)."
 SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the hog's bytes by S (0 < S <= 1)."
@@ -136,16 +136,16 @@ JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depe
 
 @app.command()
 def run(
-    machine: str = typer.Option(..., "--machine", "-m", help="Machine preset name or path to a .toml file."),
-    kernel: str = typer.Option(..., "--kernel", "-k", help="Kernel profile name or path to a .toml file."),
-    workload: str = typer.Option("memhog", "--workload", "-w", help=WORKLOAD_HELP),
-    size_gb: float = typer.Option(..., "--size-gb", help=SIZE_HELP),
-    threads: int = typer.Option(..., "--threads", "-t", help=THREADS_HELP),
-    stride: int = typer.Option(4096, "--stride", help=STRIDE_HELP),
-    cpus: Optional[str] = typer.Option(None, "--cpus", help=CPUS_HELP),
-    mems: Optional[str] = typer.Option(None, "--mems", help=MEMS_HELP),
-    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
-    seed: int = typer.Option(1, "--seed", help=SEED_HELP),
+    machine: str = typer.Option(..., "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    kernel: str = typer.Option(..., "--kernel", "-k", metavar="NAME", help="Kernel profile name or path to a .toml file."),
+    workload: str = typer.Option("memhog", "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    size_gb: float = typer.Option(..., "--size-gb", metavar="GB", help=SIZE_HELP),
+    threads: int = typer.Option(..., "--threads", "-t", metavar="N", help=THREADS_HELP),
+    stride: int = typer.Option(4096, "--stride", metavar="BYTES", help=STRIDE_HELP),
+    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help=CPUS_HELP),
+    mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
+    scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
+    seed: int = typer.Option(1, "--seed", metavar="N", help=SEED_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     json_out: bool = typer.Option(
         False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
@@ -198,21 +198,21 @@ def run(
 
 @app.command()
 def compare(
-    machine: str = typer.Option(..., "--machine", "-m", help="Machine preset name or path to a .toml file."),
+    machine: str = typer.Option(..., "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
     kernels: list[str] = typer.Option(
-        ..., "--kernel", "-k", help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate."
+        ..., "--kernel", "-k", metavar="NAME", help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate."
     ),
-    workload: str = typer.Option("memhog", "--workload", "-w", help=WORKLOAD_HELP),
-    size_gb: float = typer.Option(..., "--size-gb", help=SIZE_HELP),
-    threads: int = typer.Option(..., "--threads", "-t", help=THREADS_HELP),
-    stride: int = typer.Option(4096, "--stride", help=STRIDE_HELP),
-    cpus: Optional[str] = typer.Option(None, "--cpus", help=CPUS_HELP),
-    mems: Optional[str] = typer.Option(None, "--mems", help=MEMS_HELP),
-    era: str = typer.Option("2017", "--era", help="Report style: 2011 (shell scripts), 2012 or 2017 (Perl Compare)."),
-    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
-    seed: int = typer.Option(1, "--seed", help=SEED_HELP),
+    workload: str = typer.Option("memhog", "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    size_gb: float = typer.Option(..., "--size-gb", metavar="GB", help=SIZE_HELP),
+    threads: int = typer.Option(..., "--threads", "-t", metavar="N", help=THREADS_HELP),
+    stride: int = typer.Option(4096, "--stride", metavar="BYTES", help=STRIDE_HELP),
+    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help=CPUS_HELP),
+    mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
+    era: str = typer.Option("2017", "--era", metavar="2011|2012|2017", help="Report style: 2011 (shell scripts), 2012 or 2017 (Perl Compare)."),
+    scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
+    seed: int = typer.Option(1, "--seed", metavar="N", help=SEED_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=JOBS_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
@@ -250,15 +250,15 @@ def compare(
 
 @app.command()
 def reproduce(
-    name: Optional[str] = typer.Argument(None, help="Reproduction to run (default: all registered ones)."),
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones)."),
     list_only: bool = typer.Option(False, "--list", help="List the registered reproductions and exit."),
     json_out: bool = typer.Option(False, "--json", help="Print the claims and table cells as JSON."),
-    scale: float = typer.Option(1.0, "--scale", help=SCALE_HELP),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help=JOBS_HELP),
+    scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
     experiment: Optional[str] = typer.Option(
-        None, "--experiment", help="Use this experiment file (name or path) instead of the reproduction's own."
+        None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
     ),
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
@@ -337,8 +337,8 @@ def presets_list(ctx: typer.Context) -> None:
 
 @presets_app.command("show")
 def presets_show(
-    name: str = typer.Argument(..., help="Machine preset, kernel profile or experiment name (or a .toml path)."),
-    scale: float = typer.Option(1.0, "--scale", help="Show the machine's memory layout at this scale."),
+    name: str = typer.Argument(..., metavar="NAME", help="Machine preset, kernel profile or experiment name (or a .toml path)."),
+    scale: float = typer.Option(1.0, "--scale", metavar="S", help="Show the machine's memory layout at this scale."),
 ) -> None:
     """Show one preset: its validated contents and, for a machine, the node and zone layout."""
     from mmtwin import config
@@ -378,7 +378,7 @@ def presets_show(
 @app.command()
 def bench(
     scenarios: Optional[list[str]] = typer.Option(
-        None, "--scenario", "-s", help="Scenario to run (repeatable; default: all). See --list."
+        None, "--scenario", "-s", metavar="NAME", help="Scenario to run (repeatable; default: all). See --list."
     ),
     list_only: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
     quick: bool = typer.Option(False, "--quick", help="Run each scenario scaled down (for tests and smoke checks)."),
