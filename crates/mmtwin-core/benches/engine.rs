@@ -13,7 +13,7 @@ fn numa_spec(nodes: usize, cpus_per_node: u32, pages_per_node: u64, bytes: u64, 
     serde_json::json!({
         "machine": {"name": "bench", "page_size": 16384, "cache_line": 128, "hz": 1024,
                     "nodes": vec![node; nodes], "distance": dist,
-                    "cost": {"fault_ns": 100000, "clear_ns_per_kib": 3000, "line_miss_ns": 300, "line_hit_ns": 3, "buddy_page_ns": 200, "user_store_ns": 7000}},
+                    "cost": {"fault_ns": 100000, "clear_ns_per_kib": 3000, "clear_remote_ns_per_kib": 6000, "line_miss_ns": 300, "line_hit_ns": 3, "buddy_page_ns": 200, "user_store_ns": 7000}},
         "kernel": {"name": "bench", "era": "2.6.18", "zlc": zlc},
         "workload": {"kind": "memhog", "bytes": bytes, "threads": threads}
     })

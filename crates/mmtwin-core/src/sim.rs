@@ -81,7 +81,6 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpecError> {
     // One page-table page maps page_size / 8 ptes.
     let ptes_per_table = page_size / 8;
     let anon_gfp = if spec.kernel.era == Era::V2618 { gfp::GFP_HIGHUSER } else { gfp::GFP_HIGHUSER_MOVABLE } | gfp::ZERO;
-    let dist: Vec<Vec<u64>> = mm.distance.iter().map(|r| r.iter().map(|&d| d as u64).collect()).collect();
 
     let sample_ns = spec.sample_ms * 1_000_000;
     let mut next_sample = 0u64;
@@ -118,7 +117,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpecError> {
             match mm.alloc_pages(&mut ctx, &task, gfp::GFP_KERNEL | gfp::ZERO, 0, th.node) {
                 Some((p, zi)) => {
                     mm.mark_kernel(p);
-                    ctx.sys += cost.clear_ns_per_kib * page_kib * dist[th.node][mm.zones[zi].node] / 10;
+                    ctx.sys += clear_ns(&cost, page_kib, th.node == mm.zones[zi].node);
                 }
                 None => ok = false,
             }
@@ -130,7 +129,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpecError> {
                     if pnode != th.node {
                         th.remote_pages += 1;
                     }
-                    ctx.sys += cost.clear_ns_per_kib * page_kib * dist[th.node][pnode] / 10;
+                    ctx.sys += clear_ns(&cost, page_kib, th.node == pnode);
                     mm.lru_cache_add_active(&mut ctx, p);
                     ctx.user += stores_per_page * cost.user_store_ns;
                     mm.sim.page_events += stores_per_page;
@@ -163,6 +162,11 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpecError> {
     }
 
     Ok(Outcome { result: build_result(spec, &mm, &threads, end_ns, t_s, free_tl, full_checks), events: mm.sim.page_events })
+}
+
+/// clear_page: a stream of stores at the local or the interconnect's rate.
+fn clear_ns(cost: &crate::spec::CostSpec, page_kib: u64, local: bool) -> u64 {
+    page_kib * if local { cost.clear_ns_per_kib } else { cost.clear_remote_ns_per_kib }
 }
 
 fn secs(ns: u64) -> f64 {

@@ -127,11 +127,17 @@ pub struct ZoneSpec {
 }
 
 /// Nanosecond costs of the kernel operations the engine charges.
+///
+/// Latency-bound work (a dependent load of a metadata cache line, a
+/// struct page update) scales with the SLIT distance; clearing a page is a
+/// bandwidth-bound stream of stores, so it has one local and one remote
+/// rate (the interconnect's bandwidth, whatever the hop count).
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CostSpec {
     pub fault_ns: u64,
     pub clear_ns_per_kib: u64,
+    pub clear_remote_ns_per_kib: u64,
     pub line_miss_ns: u64,
     pub line_hit_ns: u64,
     pub buddy_page_ns: u64,
@@ -361,6 +367,7 @@ impl Spec {
         for (name, v) in [
             ("fault_ns", c.fault_ns),
             ("clear_ns_per_kib", c.clear_ns_per_kib),
+            ("clear_remote_ns_per_kib", c.clear_remote_ns_per_kib),
             ("line_miss_ns", c.line_miss_ns),
             ("line_hit_ns", c.line_hit_ns),
             ("buddy_page_ns", c.buddy_page_ns),

@@ -13,7 +13,7 @@ fn machine(nodes: usize, cpus: u32, zones: Value, reserved: u64, page_size: u64)
     let node = json!({"cpus": cpus, "zones": zones, "reserved_pages": reserved});
     json!({"name": "test", "page_size": page_size, "cache_line": 64, "hz": 100,
            "nodes": vec![node; nodes], "distance": dist,
-           "cost": {"fault_ns": 1000, "clear_ns_per_kib": 100, "line_miss_ns": 100, "line_hit_ns": 1, "buddy_page_ns": 10, "user_store_ns": 50}})
+           "cost": {"fault_ns": 1000, "clear_ns_per_kib": 100, "clear_remote_ns_per_kib": 200, "line_miss_ns": 100, "line_hit_ns": 1, "buddy_page_ns": 10, "user_store_ns": 50}})
 }
 
 fn spec(m: Value, era: &str, zlc: &str, bytes: u64, threads: u32) -> Value {
