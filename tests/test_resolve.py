@@ -130,3 +130,45 @@ def test_altix_preset_layout() -> None:
     assert len(nodes) == 28 and all(n.cpus == 2 for n in nodes)
     assert all(len(n.zones) == len(m.zones) for n in nodes)
     assert sum(n.pages for n in nodes) == m.total_memory_mib() * 64
+
+
+def test_layout_properties_hold_for_random_machines() -> None:
+    """Every node is split exactly across the bands, nodes are contiguous, scaling never adds pages."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=150, deadline=None)
+    @hypothesis.given(
+        mem=st.lists(st.integers(1, 9000), min_size=1, max_size=6),
+        ends=st.lists(st.integers(1, 20000), min_size=0, max_size=3, unique=True),
+        page_shift=st.integers(12, 16),
+        scale=st.fractions(min_value=Fraction(1, 1000), max_value=1),
+    )
+    def check(mem: list[int], ends: list[int], page_shift: int, scale: Fraction) -> None:
+        n = len(mem)
+        names = ["DMA", "DMA32", "NORMAL", "HIGHMEM"][: len(ends) + 1]
+        zones = [{"name": nm, "end_mib": e} for nm, e in zip(names, sorted(ends))] + [{"name": names[len(ends)]}]
+        machine = config.Machine.model_validate(
+            {
+                "name": "h", "description": "d", "source": "s", "arch": "x86_64",
+                "page_size": 2**page_shift, "cache_line": 64, "hz": 1000,
+                "topology": {"nodes": n, "cpus_per_node": 1, "memory_mib": mem, "reserved_mib": 0,
+                             "distance": [[10 if i == j else 20 for j in range(n)] for i in range(n)]},
+                "zones": zones,
+                "cost": {"fault_ns": 1, "clear_ns_per_kib": 1, "clear_remote_ns_per_kib": 1, "line_miss_ns": 1,
+                         "line_hit_ns": 1, "buddy_page_ns": 1, "user_store_ns": 1},
+            }
+        )
+        try:
+            nodes = layout_nodes(machine, scale)
+        except MmtwinError:
+            assert any(m * 2**20 * scale < 2**page_shift for m in mem)  # only when a node gets no page
+            return
+        pfn = 0
+        for node, m in zip(nodes, mem):
+            assert node.start_pfn == pfn
+            assert sum(p for _, p in node.zones) == node.pages
+            assert node.pages == int(m * 2**20 * scale // 2**page_shift) <= m * 2**20 // 2**page_shift
+            pfn += node.pages
+
+    check()

@@ -252,7 +252,9 @@ def compare(
 def reproduce(
     name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones)."),
     list_only: bool = typer.Option(False, "--list", help="List the registered reproductions and exit."),
-    json_out: bool = typer.Option(False, "--json", help="Print the claims and table cells as JSON."),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the claims and table cells as JSON (a list of reports when no NAME is given)."
+    ),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),

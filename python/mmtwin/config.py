@@ -593,13 +593,17 @@ def find_file(kind: str, name: str, directory: Path) -> Path:
     raise MmtwinError(f"unknown {kind} {name!r}; available: {listing}")
 
 
-def _load(model: type[BaseModel], kind: str, name: str, directory: Path) -> Any:
-    path = find_file(kind, name, directory)
+def load_file(model: type[BaseModel], path: Path) -> Any:
+    """Validate one TOML file against ``model``; its ``name`` must equal the file stem."""
     where = display_path(path)
     obj = validate(model, read_toml(path), where)
     if obj.name != path.stem:
         raise MmtwinError(f"{where}: name: {obj.name!r} is not allowed; it must equal the file stem {path.stem!r}")
     return obj
+
+
+def _load(model: type[BaseModel], kind: str, name: str, directory: Path) -> Any:
+    return load_file(model, find_file(kind, name, directory))
 
 
 def load_machine(name_or_path: str) -> Machine:

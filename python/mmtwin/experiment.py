@@ -14,7 +14,7 @@ from mmtwin.config import (
     display_path,
     experiment_file,
     load_experiment_parts,
-    read_toml,
+    load_file,
     validate,
 )
 from mmtwin.errors import MmtwinError
@@ -41,9 +41,7 @@ def load(name_or_path: str) -> LoadedExperiment:
     """Load and validate an experiment file and every preset it names."""
     path = experiment_file(name_or_path)
     where = display_path(path)
-    exp: Experiment = validate(Experiment, read_toml(path), where)
-    if exp.name != path.stem:
-        raise MmtwinError(f"{where}: name: {exp.name!r} is not allowed; it must equal the file stem {path.stem!r}")
+    exp: Experiment = load_file(Experiment, path)
     machine, kernels = load_experiment_parts(exp, where)
     return LoadedExperiment(exp, machine, kernels, where)
 
