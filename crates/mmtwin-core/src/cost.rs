@@ -108,6 +108,10 @@ impl CacheModel {
         }
     }
 
+    pub fn state_bytes(&self) -> u64 {
+        (self.stamp.len() * 4 + self.gen.len() * 4 + self.miss_ns.len() * 8 + self.home.len() * 2) as u64
+    }
+
     pub fn nlines(&self) -> usize {
         self.nlines
     }

@@ -259,6 +259,8 @@ fn build_result(spec: &Spec, mm: &Mm, threads: &[HogThread], end_ns: u64, t_s: V
             "kswapd_wakeups": mm.vm.get(Ev::KswapdWake),
             "oom": threads.iter().any(|t| t.oom),
             "full_checks": full_checks,
+            "state_bytes": mm.state_bytes(),
+            "state_bytes_per_page": (mm.state_bytes() as f64 / mm.pages.len() as f64 * 100.0).round() / 100.0,
         },
         "events": s.page_events,
     })

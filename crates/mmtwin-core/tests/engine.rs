@@ -208,3 +208,12 @@ proptest! {
         prop_assert_eq!(mm.free_pages_total(), free0);
     }
 }
+
+#[test]
+fn simulator_state_stays_under_16_bytes_per_page() {
+    // 28 nodes x 220k pages: the shape of the seed-003 machine.
+    let m = machine(28, 2, json!([{"name": "DMA", "present_pages": 220_000}]), 100, 16384);
+    let r = run(&spec(m, "2.6.18", "after-first-zone", 1 << 30, 4));
+    let per_page = r["sim"]["state_bytes_per_page"].as_f64().unwrap();
+    assert!(per_page < 16.0 && per_page >= 12.0, "{per_page} bytes per page");
+}
