@@ -118,7 +118,7 @@ def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
     assert [c["id"] for c in data["claims"]] == ["C1", "C2", "C3", "C4", "C5", "C6"]
     assert [c["held"] for c in data["claims"]] == [False, True, True, True, True, False]
     assert [c["held_published"] for c in data["claims"]] == [True, True, True, False, True, True]
-    assert len(data["cells"]) == 16 and data["held"] is False
+    assert len(data["cells"]) == 16 and data["held"] is False and data["oom_runs"] == []
 
 
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:

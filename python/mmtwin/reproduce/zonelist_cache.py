@@ -269,6 +269,9 @@ def run(options: Options) -> Outcome:
     perf = engine.perf_line(results, time.perf_counter() - started)
     cells = cells_from_results(planned, results, base, new)
     claims = evaluate(cells)
+    oom_runs = [
+        f"{p.kernel} ({p.size_gb} GB, {p.threads} threads)" for p, r in zip(planned, results) if r.get("sim", {}).get("oom")
+    ]
     held = all(cl["held"] for cl in claims)
     scale = float(options.scale)
     data = {
@@ -283,6 +286,7 @@ def run(options: Options) -> Outcome:
         "published": [_cell_json(c) for c in PUBLISHED],
         "claims": claims,
         "held": held,
+        "oom_runs": oom_runs,
     }
     if options.plot_dir is not None:
         from mmtwin.reports import plots
@@ -305,6 +309,8 @@ def run(options: Options) -> Outcome:
         "Claims",
         _format_claims(claims),
     ]
+    if oom_runs:
+        parts.append(f"warning: {len(oom_runs)} run(s) ended in OOM: {', '.join(oom_runs)}\n")
     return Outcome("\n".join(parts), held, data, perf)
 
 
