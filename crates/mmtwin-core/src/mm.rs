@@ -387,21 +387,24 @@ impl Mm {
 
     /// Boot: reserved pages stay with the kernel, the rest is freed to the
     /// buddy allocator in the largest aligned blocks (what free_all_bootmem
-    /// plus merging produces).
+    /// plus merging produces). Boot-time allocations (mem_map, hash tables)
+    /// come from the top of each node's memory, so the reservation is taken
+    /// from the highest zone down, leaving the DMA zones to the allocator.
     fn free_all_bootmem(&mut self, spec: &Spec) {
         for (ni, ns) in spec.machine.nodes.iter().enumerate() {
             let mut reserved_left = ns.reserved_pages;
-            let zone_ids: Vec<usize> = self.nodes[ni].zones.iter().flatten().copied().collect();
+            let zone_ids: Vec<usize> = self.nodes[ni].zones.iter().flatten().copied().rev().collect();
             for zi in zone_ids {
                 let start = self.zones[zi].start_pfn as u64;
                 let end = start + self.zones[zi].present;
                 let res = reserved_left.min(self.zones[zi].present);
                 reserved_left -= res;
-                for p in start..start + res {
+                for p in end - res..end {
                     self.pages.flags[p as usize] = PG_RESERVED;
                 }
                 self.census.reserved += res;
-                let mut p = start + res;
+                let end = end - res;
+                let mut p = start;
                 while p < end {
                     let mut o = self.max_order - 1;
                     while o > 0 && (p & ((1 << o) - 1) != 0 || p + (1 << o) > end) {

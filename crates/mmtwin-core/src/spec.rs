@@ -355,10 +355,11 @@ impl Spec {
                         format!("{d} on the diagonal; the local distance is 10"),
                     ));
                 }
-                if i != j && !(11..=255).contains(&d) {
+                // numa=fake nodes of one physical node are all at 10.
+                if i != j && !(10..=255).contains(&d) {
                     return Err(SpecError::new(
                         format!("machine.distance[{i}][{j}]"),
-                        format!("{d} is not allowed; remote distances are 11 to 255"),
+                        format!("{d} is not allowed; distances between nodes are 10 to 255"),
                     ));
                 }
             }
