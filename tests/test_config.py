@@ -142,6 +142,7 @@ def test_unknown_kernel_lists_available(fixture_presets: Path) -> None:
         ("fault_ns = 1000", "fault_ns = -1", "cost.fault_ns: -1 is not allowed; costs are nanoseconds >= 0"),
         ("fault_ns = 1000\n", "", "cost.fault_ns: missing; this key is required"),
         ("hz = 1000", "hz = true", "hz: true is not allowed; expected an integer"),
+        ("hz = 1000", "hz = 1000\nmax_order = 30", "max_order: 30 is not allowed; expected 2 to 20"),
     ],
 )
 def test_machine_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, expected: str) -> None:

@@ -172,3 +172,13 @@ def test_layout_properties_hold_for_random_machines() -> None:
             pfn += node.pages
 
     check()
+
+
+def test_max_order_comes_from_the_machine() -> None:
+    from mmtwin.config import WorkloadParams, load_kernel, load_machine
+    from mmtwin.resolve import resolve_spec
+
+    altix = resolve_spec(load_machine("sgi-altix-28node"), load_kernel("2.6.18-mm3"), WorkloadParams(size_gb=1, threads=1))
+    x86 = resolve_spec(load_machine("uma-x86-64"), load_kernel("2.6.18-mm3"), WorkloadParams(size_gb=1, threads=1))
+    assert (altix["machine"]["max_order"], altix["machine"]["pageblock_order"]) == (17, 9)
+    assert (x86["machine"]["max_order"], x86["machine"]["pageblock_order"]) == (11, 9)

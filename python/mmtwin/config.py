@@ -194,9 +194,17 @@ class Machine(StrictModel):
     page_size: int
     cache_line: int
     hz: int
+    max_order: int = 11
     topology: Topology
     zones: list[ZoneBand]
     cost: Cost
+
+    @field_validator("max_order")
+    @classmethod
+    def _max_order(cls, v: int) -> int:
+        if not 2 <= v <= 20:
+            raise ValueError(f"{v} is not allowed; expected 2 to 20 (MAX_ORDER: orders 0..MAX_ORDER-1)")
+        return v
 
     @field_validator("page_size")
     @classmethod

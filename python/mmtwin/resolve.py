@@ -22,11 +22,10 @@ from mmtwin.errors import MmtwinError
 MIB = 2**20
 GIB = 2**30
 
-# Buddy geometry. The machine presets do not carry these (docs/config-schema.md);
-# MAX_ORDER 11 is the default of every era we model, and pageblock_order is
-# HUGETLB_PAGE_ORDER (9) capped at MAX_ORDER-1 (docs/kernel-mm.md §0.3).
-MAX_ORDER = 11
-PAGEBLOCK_ORDER = min(9, MAX_ORDER - 1)
+# Buddy geometry: MAX_ORDER comes from the machine preset (default 11;
+# ia64 distribution kernels with hugetlb use 17), and pageblock_order is
+# HUGETLB_PAGE_ORDER of x86 (9) capped at MAX_ORDER-1 (docs/kernel-mm.md §0.3).
+PAGEBLOCK_ORDER = 9
 SAMPLE_MS = 100
 
 
@@ -176,8 +175,8 @@ def machine_spec(machine: Machine, scale: Fraction = Fraction(1)) -> dict[str, A
         "page_size": machine.page_size,
         "cache_line": machine.cache_line,
         "hz": machine.hz,
-        "max_order": MAX_ORDER,
-        "pageblock_order": PAGEBLOCK_ORDER,
+        "max_order": machine.max_order,
+        "pageblock_order": min(PAGEBLOCK_ORDER, machine.max_order - 1),
         "nodes": [
             {
                 "cpus": n.cpus,

@@ -255,19 +255,19 @@ impl Spec {
                 format!("{} is not allowed; a power of two from 4096 to 65536", m.page_size),
             ));
         }
-        if !m.cache_line.is_power_of_two() || !(16..=512).contains(&m.cache_line) {
+        if !m.cache_line.is_power_of_two() || !(16..=4096).contains(&m.cache_line) {
             return Err(SpecError::new(
                 "machine.cache_line",
-                format!("{} is not allowed; a power of two from 16 to 512", m.cache_line),
+                format!("{} is not allowed; a power of two from 16 to 4096", m.cache_line),
             ));
         }
-        if !(10..=10000).contains(&m.hz) {
-            return Err(SpecError::new("machine.hz", format!("{} is not allowed; 10 to 10000", m.hz)));
+        if !(1..=10000).contains(&m.hz) {
+            return Err(SpecError::new("machine.hz", format!("{} is not allowed; 1 to 10000", m.hz)));
         }
-        if !(2..=14).contains(&m.max_order) {
+        if !(2..=20).contains(&m.max_order) {
             return Err(SpecError::new(
                 "machine.max_order",
-                format!("{} is not allowed; 2 to 14", m.max_order),
+                format!("{} is not allowed; 2 to 20", m.max_order),
             ));
         }
         if m.pageblock_order >= m.max_order {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from mmtwin.config import Experiment, Kernel, Machine
-from mmtwin.resolve import MAX_ORDER, PAGEBLOCK_ORDER, layout_nodes
+from mmtwin.resolve import PAGEBLOCK_ORDER, layout_nodes
 
 
 def _indent(text: str, prefix: str = "  ") -> str:
@@ -19,7 +19,7 @@ def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
     lines = [
         f"machine {m.name}: {m.description}",
         f"  arch {m.arch}, page size {m.page_size}, cache line {m.cache_line}, HZ {m.hz}, "
-        f"MAX_ORDER {MAX_ORDER}, pageblock_order {PAGEBLOCK_ORDER}",
+        f"MAX_ORDER {m.max_order}, pageblock_order {min(PAGEBLOCK_ORDER, m.max_order - 1)}",
         f"  {topo.nodes} nodes, {m.total_cpus()} CPUs, {m.total_memory_mib()} MiB; distances used: "
         + ", ".join(map(str, distances)),
         "  zone bands: "
