@@ -614,12 +614,12 @@ impl Mm {
         for _ in 0..batch {
             match self.rmqueue(zi, 0, mt) {
                 Some(p) => {
-                    let pm = self.pages.mt[p as usize] as usize;
-                    let list_mt = if self.era.has_migratetypes() { pm.min(NR_MT - 1) } else { 0 };
+                    // Every page goes on the list of the type asked for,
+                    // whatever pageblock it came from (set_page_private).
                     self.pages.flags[p as usize] = PG_PCP;
-                    self.pages.mt[p as usize] = list_mt as u8;
+                    self.pages.mt[p as usize] = mt as u8;
                     let pcp = &mut self.pcp[pcp_idx];
-                    self.pages.push_back(&mut pcp.lists[list_mt], p);
+                    self.pages.push_back(&mut pcp.lists[mt], p);
                     pcp.count += 1;
                     self.census.pcp += 1;
                     self.sim.page_events += 1;

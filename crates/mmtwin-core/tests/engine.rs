@@ -217,3 +217,19 @@ fn simulator_state_stays_under_16_bytes_per_page() {
     let per_page = r["sim"]["state_bytes_per_page"].as_f64().unwrap();
     assert!(per_page < 16.0 && per_page >= 12.0, "{per_page} bytes per page");
 }
+
+#[test]
+fn unmovable_requests_steal_from_movable_pageblocks() {
+    // At boot every pageblock is MOVABLE; an UNMOVABLE order-0 request must
+    // fall back, steal, and be served from the per-cpu list it asked for.
+    let mut mm = small_mm("3.1");
+    let mems = vec![true; 2];
+    let task = Task { mems_allowed: &mems, pf_memalloc: false };
+    let mut ctx = Ctx { cpu: 0, node: 0, ..Default::default() };
+    mm.cache.enter(0);
+    let (p, zi) = mm.alloc_pages(&mut ctx, &task, gfp::GFP_KERNEL, 0, 0).expect("an UNMOVABLE page");
+    assert_eq!(mm.zones[zi].node, 0, "served from the local node");
+    let block = p as usize >> mm.pageblock_order;
+    assert_eq!(mm.pageblock_mt[block] as usize, mmtwin_core::mm::MIGRATE_UNMOVABLE, "the whole pageblock was stolen");
+    assert_eq!(mm.vm.get(mmtwin_core::vmstat::Ev::NumaHit), 1);
+}
