@@ -250,9 +250,9 @@ impl Mm {
         let nzones = zones.len();
         // Per-cpu pagesets are allocated on the CPU's node (process_zones).
         let pcp_line_base = line_home.len();
-        for c in 0..ncpus {
+        for &node in &cpu_node {
             for _ in 0..nzones {
-                line_home.push(cpu_node[c] as u16);
+                line_home.push(node as u16);
             }
         }
 
@@ -584,17 +584,21 @@ impl Mm {
         self.add_free_block(zi, pfn as u32, order, mt, tail);
     }
 
-    /// Take zone->lock at the task's current time: spin while another CPU
-    /// holds it, then hold it for `hold_ns`.
+    /// Account a critical section under zone->lock. The work already
+    /// charged since `ctx.sys` was `started` is the hold time; the task
+    /// first spins until the lock is free (another CPU may hold it at the
+    /// time the section began), then holds it for that long.
     #[inline]
-    pub fn zone_lock(&mut self, ctx: &mut Ctx, zi: usize, hold_ns: u64) {
+    pub fn zone_locked(&mut self, ctx: &mut Ctx, zi: usize, started: u64) {
+        let hold = ctx.sys - started;
+        ctx.sys = started;
         let t = ctx.clock();
         let z = &mut self.zones[zi];
         let wait = z.lock_free_at.saturating_sub(t);
-        ctx.sys += wait;
         ctx.spin += wait;
         self.sim.lock_spin_ns += wait;
-        z.lock_free_at = t + wait + hold_ns;
+        z.lock_free_at = t + wait + hold;
+        ctx.sys += wait + hold;
     }
 
     #[inline]
@@ -629,11 +633,7 @@ impl Mm {
             }
         }
         ctx.sys += per_page * got as u64;
-        let hold = ctx.sys - before;
-        // The hold time is what we just charged; spin comes before it.
-        ctx.sys = before;
-        self.zone_lock(ctx, zi, hold);
-        ctx.sys += hold;
+        self.zone_locked(ctx, zi, before);
         self.sim.rmqueue_bulk += 1;
         got
     }
@@ -664,10 +664,7 @@ impl Mm {
                 ctx.sys += self.struct_page_ns(ctx, zi);
                 self.sim.page_events += 1;
             }
-            let hold = ctx.sys - before;
-            ctx.sys = before;
-            self.zone_lock(ctx, zi, hold);
-            ctx.sys += hold;
+            self.zone_locked(ctx, zi, before);
             if let Some(p) = r {
                 self.pages.flags[p as usize] = 0;
             }
@@ -703,10 +700,7 @@ impl Mm {
             self.cache.touch(ctx, self.zones[zi].line_base + ZL_LOCK);
             ctx.sys += self.struct_page_ns(ctx, zi);
             self.free_one_page(zi, pfn, order, mt);
-            let hold = ctx.sys - before;
-            ctx.sys = before;
-            self.zone_lock(ctx, zi, hold);
-            ctx.sys += hold;
+            self.zone_locked(ctx, zi, before);
             self.zones[zi].all_unreclaimable = false;
         }
     }
@@ -737,10 +731,7 @@ impl Mm {
             self.sim.page_events += 1;
         }
         ctx.sys += per_page * freed as u64;
-        let hold = ctx.sys - before;
-        ctx.sys = before;
-        self.zone_lock(ctx, zi, hold);
-        ctx.sys += hold;
+        self.zone_locked(ctx, zi, before);
         self.zones[zi].all_unreclaimable = false;
     }
 

@@ -113,7 +113,7 @@ pub fn run(spec: &Spec) -> Result<Outcome, SpecError> {
         mm.vm.inc(Ev::Pgfault);
         let task = Task { mems_allowed: &mems, pf_memalloc: false };
         let mut ok = true;
-        if th.pages_done % ptes_per_table == 0 {
+        if th.pages_done.is_multiple_of(ptes_per_table) {
             match mm.alloc_pages(&mut ctx, &task, gfp::GFP_KERNEL | gfp::ZERO, 0, th.node) {
                 Some((p, zi)) => {
                     mm.mark_kernel(p);

@@ -399,7 +399,7 @@ impl Spec {
             }
         }
         if let Some(r) = &k.lowmem_reserve_ratio {
-            if r.len() != ZONE_NAMES.len() - 1 || r.iter().any(|&x| x == 0) {
+            if r.len() != ZONE_NAMES.len() - 1 || r.contains(&0) {
                 return Err(SpecError::new(
                     "kernel.lowmem_reserve_ratio",
                     format!(
@@ -438,7 +438,7 @@ impl Spec {
         if w.bytes == 0 {
             return Err(SpecError::new("workload.bytes", "0 is not allowed; a positive byte count"));
         }
-        if w.stride == 0 || w.stride > m.page_size || m.page_size % w.stride != 0 {
+        if w.stride == 0 || w.stride > m.page_size || !m.page_size.is_multiple_of(w.stride) {
             return Err(SpecError::new(
                 "workload.stride",
                 format!("{} is not allowed; a divisor of the page size {}", w.stride, m.page_size),

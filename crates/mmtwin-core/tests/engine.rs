@@ -44,7 +44,7 @@ fn uma_watermarks_and_counters_are_exact() {
     assert_eq!(r["zone_reclaim_mode"], 0);
     // Free at the end: everything not reserved, allocated, or held on the per-cpu list.
     let free_end = z["free_end"].as_i64().unwrap();
-    assert!(free_end <= 4096 - 96 - 1002 && free_end >= 4096 - 96 - 1002 - 6, "free_end {free_end}");
+    assert!((4096 - 96 - 1002 - 6..=4096 - 96 - 1002).contains(&free_end), "free_end {free_end}");
 }
 
 #[test]
@@ -117,13 +117,14 @@ fn out_of_memory_is_reported_not_a_panic() {
     let m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 1024}]), 0, 4096);
     let r = run(&spec(m, "2.6.18", "none", 4096 * 4096, 1));
     assert_eq!(r["sim"]["oom"], true);
-    assert_eq!(r["vmstat"]["allocstall"].as_u64().unwrap() > 0, true);
+    assert!(r["vmstat"]["allocstall"].as_u64().unwrap() > 0);
 }
 
 #[test]
 fn bad_specs_name_the_field() {
     let good = spec(machine(2, 1, json!([{"name": "NORMAL", "present_pages": 1024}]), 0, 4096), "2.6.18", "none", 4096, 1);
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Mutation, &str)> = vec![
         (Box::new(|s| s["machine"]["distance"][1] = json!([20])), "machine.distance[1]: row has 1 entries, expected 2"),
         (Box::new(|s| s["machine"]["distance"] = json!([[10, 20]])), "machine.distance: 1 rows, expected 2"),
         (Box::new(|s| s["machine"]["page_size"] = json!(5000)), "machine.page_size: 5000 is not allowed"),
@@ -215,7 +216,7 @@ fn simulator_state_stays_under_16_bytes_per_page() {
     let m = machine(28, 2, json!([{"name": "DMA", "present_pages": 220_000}]), 100, 16384);
     let r = run(&spec(m, "2.6.18", "after-first-zone", 1 << 30, 4));
     let per_page = r["sim"]["state_bytes_per_page"].as_f64().unwrap();
-    assert!(per_page < 16.0 && per_page >= 12.0, "{per_page} bytes per page");
+    assert!((12.0..16.0).contains(&per_page), "{per_page} bytes per page");
 }
 
 #[test]
