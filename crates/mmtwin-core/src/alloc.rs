@@ -145,7 +145,7 @@ impl Mm {
         self.sim.zone_reclaim_calls += 1;
         let stat_line = self.zones[zi].line_base + ZL_STAT;
         self.cache.touch(ctx, stat_line);
-        let reclaimable_file = 0u64;
+        let reclaimable_file = self.zone_pagecache_reclaimable(zi);
         let z = &self.zones[zi];
         if reclaimable_file <= z.min_unmapped_pages {
             return ZoneReclaim::Full;
@@ -162,7 +162,22 @@ impl Mm {
         if !self.nodes[node].cpus.is_empty() && node != ctx.node {
             return ZoneReclaim::NoScan;
         }
-        ZoneReclaim::NoScan
+        // __zone_reclaim: scanning is not simulated yet, so it reclaims
+        // nothing: "scanned, fewer pages than asked" (3.x ZONE_RECLAIM_SOME;
+        // 0 in 2.6.18). Unreachable today: see zone_pagecache_reclaimable.
+        ZoneReclaim::Some
+    }
+
+    /// Unmapped file pages zone_reclaim could free. The page cache is not
+    /// simulated yet, so there are none.
+    fn zone_pagecache_reclaimable(&self, _zi: usize) -> u64 {
+        0
+    }
+
+    /// try_to_free_pages: pages reclaimed by direct reclaim. Nothing is
+    /// reclaimable yet (anonymous memory without swap, no page cache).
+    fn try_to_free_pages(&mut self, _ctx: &mut Ctx, _zl_idx: usize, _g: u32, _order: usize) -> u64 {
+        0
     }
 
     /// zlc_setup: zap the cache once a second; returns nothing (the allowed
@@ -286,15 +301,13 @@ impl Mm {
                                 }
                             }
                             (_, Era::V2618) => {
-                                // 2.6.18: zone_reclaim returns 0 or 1; on
-                                // success the page is taken without a recheck.
+                                // 2.6.18: zone_reclaim returns 1 only when it
+                                // freed at least the pages asked for; then the
+                                // page is taken without a watermark recheck.
                                 if self.zone_reclaim_mode == 0 {
                                     Some(false)
                                 } else {
-                                    match self.zone_reclaim(ctx, zi, g, task) {
-                                        ZoneReclaim::Success | ZoneReclaim::Some => Some(true),
-                                        _ => Some(false),
-                                    }
+                                    Some(self.zone_reclaim(ctx, zi, g, task) == ZoneReclaim::Success)
                                 }
                             }
                             _ => {
@@ -406,10 +419,8 @@ impl Mm {
         if g & gfp::WAIT == 0 {
             return None;
         }
-        // Direct reclaim: anonymous memory without swap and no page cache,
-        // so try_to_free_pages makes no progress.
         self.vm.inc(Ev::Allocstall);
-        let progress = 0u64;
+        let progress = self.try_to_free_pages(ctx, zl_idx, g, order);
         if progress > 0 {
             if self.zlc_reconsider {
                 self.zlc_clear_zones_full(ctx, zl_idx);
