@@ -26,9 +26,9 @@ fn bench(c: &mut Criterion) {
     for zlc in ["none", "after-first-zone"] {
         // 28 nodes x 64 MiB (16 KiB pages), 1.5 GiB hog on 19 threads.
         let spec = parse(&numa_spec(28, 2, 4096, 1536 << 20, 19, zlc)).unwrap();
-        let events = mmtwin_core::sim::run(&spec).unwrap().events;
+        let events = mmtwin_core::kernel::run(&spec).unwrap().1;
         g.throughput(Throughput::Elements(events));
-        g.bench_function(format!("28node-19threads-{zlc}"), |b| b.iter(|| mmtwin_core::sim::run(&spec).unwrap().events));
+        g.bench_function(format!("28node-19threads-{zlc}"), |b| b.iter(|| mmtwin_core::kernel::run(&spec).unwrap().1));
     }
     g.finish();
 }

@@ -1,8 +1,10 @@
 //! Invariants. `cheap` runs at every sample point of every run; `full`
 //! walks every list and every page (tests and `--check`).
 
+use crate::kernel::Kernel;
 use crate::mm::{Mm, NR_MT};
-use crate::page::{PG_ACTIVE, PG_BUDDY, PG_KERNEL, PG_LRU, PG_PAGEVEC, PG_PCP, PG_RESERVED};
+use crate::page::*;
+use crate::vmstat::*;
 
 impl Mm {
     /// O(zones + cpus): counters kept by different code paths agree.
@@ -10,13 +12,8 @@ impl Mm {
         let total = self.pages.len() as u64;
         if self.census.total() != total {
             return Err(format!(
-                "page conservation: buddy {} + pcp {} + pagevec {} + lru {} + kernel {} + reserved {} = {} != {} pages",
-                self.census.buddy,
-                self.census.pcp,
-                self.census.pagevec,
-                self.census.lru,
-                self.census.kernel,
-                self.census.reserved,
+                "page conservation: {:?} sums to {} != {} pages",
+                self.census,
                 self.census.total(),
                 total
             ));
@@ -38,11 +35,7 @@ impl Mm {
         if pcp != self.census.pcp {
             return Err(format!("per-cpu counts sum {} != pcp census {}", pcp, self.census.pcp));
         }
-        let pv: u64 = self.pagevec_len.iter().map(|&n| n as u64).sum();
-        if pv != self.census.pagevec {
-            return Err(format!("pagevec lengths sum {} != census {}", pv, self.census.pagevec));
-        }
-        let lru: u64 = self.zones.iter().map(|z| (z.active.len + z.inactive.len) as u64).sum();
+        let lru: u64 = self.zones.iter().map(|z| z.lru.iter().map(|l| l.len as u64).sum::<u64>()).sum();
         if lru != self.census.lru {
             return Err(format!("LRU list lengths sum {} != census {}", lru, self.census.lru));
         }
@@ -53,6 +46,16 @@ impl Mm {
     /// lengths match their counters, free blocks are aligned, inside their
     /// zone, and cover no page that is elsewhere.
     pub fn check_full(&self) -> Result<(), String> {
+        let seen = self.check_full_seen()?;
+        if let Some(p) = seen.iter().position(|&s| !s) {
+            return Err(format!("pfn {p} is on no list and owned by nobody (flags {:#x})", self.pages.flags[p]));
+        }
+        Ok(())
+    }
+
+    /// The allocator's part of the full check: buddy lists, per-cpu lists,
+    /// LRU lists, kernel and reserved pages. Returns which pages were seen.
+    pub fn check_full_seen(&self) -> Result<Vec<bool>, String> {
         self.check_cheap()?;
         let n = self.pages.len();
         // Which pages are covered by a free block or seen on a list.
@@ -100,21 +103,24 @@ impl Mm {
                     return Err(format!("zone {zi} order {o}: {count} blocks on the lists, nr_free says {}", z.nr_free[o]));
                 }
             }
-            for (list, want, name) in [(&z.active, PG_LRU | PG_ACTIVE, "active"), (&z.inactive, PG_LRU, "inactive")] {
+            for (l, list) in z.lru.iter().enumerate() {
+                let want_active = l == LRU_ACTIVE_ANON || l == LRU_ACTIVE_FILE;
+                let want_file = l == LRU_INACTIVE_FILE || l == LRU_ACTIVE_FILE;
                 let mut len = 0u32;
                 for p in self.pages.iter(list) {
                     let pu = p as usize;
                     len += 1;
-                    if self.pages.flags[pu] & (PG_LRU | PG_ACTIVE) != want {
-                        return Err(format!("zone {zi}: pfn {p} on the {name} list has flags {:#x}", self.pages.flags[pu]));
+                    let f = self.pages.flags[pu];
+                    if f & PG_LRU == 0 || (f & PG_ACTIVE != 0) != want_active || (l != LRU_UNEVICTABLE && (f & PG_SWAPBACKED == 0) != want_file) {
+                        return Err(format!("zone {zi}: pfn {p} on LRU list {l} has flags {f:#x}"));
                     }
                     if pu < zs || pu >= ze {
-                        return Err(format!("zone {zi}: pfn {p} on its {name} list belongs to another zone"));
+                        return Err(format!("zone {zi}: pfn {p} on its LRU list {l} belongs to another zone"));
                     }
-                    mark(pu, name)?;
+                    mark(pu, "lru")?;
                 }
                 if len != list.len {
-                    return Err(format!("zone {zi}: {name} list has {len} entries, head says {}", list.len));
+                    return Err(format!("zone {zi}: LRU list {l} has {len} entries, head says {}", list.len));
                 }
             }
         }
@@ -138,14 +144,6 @@ impl Mm {
                 return Err(format!("per-cpu list {i}: {count} pages, count says {}", pcp.count));
             }
         }
-        for (c, pv) in self.pagevecs.iter().enumerate() {
-            for &p in &pv[..self.pagevec_len[c] as usize] {
-                if self.pages.flags[p as usize] & PG_PAGEVEC == 0 {
-                    return Err(format!("pfn {p} in cpu {c}'s pagevec lacks the pagevec flag"));
-                }
-                mark(p as usize, "pagevec")?;
-            }
-        }
         let mut kernel = 0u64;
         let mut reserved = 0u64;
         for p in 0..n {
@@ -165,8 +163,107 @@ impl Mm {
                 self.census.kernel, self.census.reserved
             ));
         }
+        Ok(seen)
+    }
+}
+
+impl Kernel {
+    /// O(zones + cpus): counters kept by different code paths agree.
+    pub fn check_cheap(&self) -> Result<(), String> {
+        self.mm.check_cheap()?;
+        let pv = self.pvec.total();
+        if pv != self.mm.census.pagevec {
+            return Err(format!("pagevec lengths sum {} != census {}", pv, self.mm.census.pagevec));
+        }
+        if self.mm.census.held != 0 || self.mm.census.isolated != 0 {
+            return Err(format!("{} pages held and {} isolated between steps", self.mm.census.held, self.mm.census.isolated));
+        }
+        for (zi, z) in self.mm.zones.iter().enumerate() {
+            for l in 0..NR_LRU {
+                if z.lru[l].len as i64 != z.vm_stat[lru_stat(l) as usize] {
+                    return Err(format!("zone {zi}: LRU list {l} has {} pages, vm_stat says {}", z.lru[l].len, z.vm_stat[lru_stat(l) as usize]));
+                }
+            }
+            for item in [Zs::NrFileDirty, Zs::NrWriteback, Zs::NrFilePages, Zs::NrIsolatedFile, Zs::NrIsolatedAnon, Zs::NrFileMapped, Zs::NrSlabReclaimable] {
+                if z.vm_stat[item as usize] < 0 {
+                    return Err(format!("zone {zi}: {item:?} is negative ({})", z.vm_stat[item as usize]));
+                }
+            }
+        }
+        let slab: i64 = self.mm.zones.iter().map(|z| z.vm_stat[Zs::NrSlabReclaimable as usize]).sum();
+        if slab as u64 != self.mm.census.slab {
+            return Err(format!("NR_SLAB_RECLAIMABLE sums to {slab}, census says {}", self.mm.census.slab));
+        }
+        Ok(())
+    }
+
+    /// O(pages): every page is in exactly one place, and the per-zone
+    /// dirty, writeback, file and mapped counts agree with the page flags.
+    pub fn check_full(&self) -> Result<(), String> {
+        self.check_cheap()?;
+        let mut seen = self.mm.check_full_seen()?;
+        for p in self.pvec.iter() {
+            if self.mm.pages.flags[p as usize] & PG_PAGEVEC == 0 {
+                return Err(format!("pfn {p} in a pagevec lacks the pagevec flag"));
+            }
+            if seen[p as usize] {
+                return Err(format!("pfn {p} is in a pagevec and elsewhere"));
+            }
+            seen[p as usize] = true;
+        }
+        let nz = self.mm.zones.len();
+        let mut count = vec![[0i64; 5]; nz];
+        let mut slab = 0u64;
+        for (p, seen_p) in seen.iter_mut().enumerate() {
+            let f = self.mm.pages.flags[p];
+            if f & PG_SLAB != 0 {
+                slab += 1;
+                if *seen_p {
+                    return Err(format!("slab pfn {p} is also elsewhere"));
+                }
+                *seen_p = true;
+            }
+            if f & (PG_FILE | PG_DIRTY | PG_WRITEBACK | PG_MAPPED) != 0 {
+                let zi = self.mm.zone_of(p as u32);
+                if f & PG_FILE != 0 {
+                    count[zi][0] += 1;
+                    if f & PG_DIRTY != 0 {
+                        count[zi][1] += 1;
+                    }
+                    if f & PG_WRITEBACK != 0 {
+                        count[zi][2] += 1;
+                    }
+                    if f & PG_MAPPED != 0 {
+                        count[zi][3] += 1;
+                    }
+                    let ino = self.mm.pages.owner[p];
+                    if self.find_get_page(ino, self.mm.pages.index[p] as u64) != Some(p as u32) {
+                        return Err(format!("page-cache pfn {p} is not in its inode {ino}'s radix tree"));
+                    }
+                }
+                if f & PG_ANON != 0 && f & PG_MAPPED != 0 {
+                    count[zi][4] += 1;
+                }
+            }
+        }
+        if slab != self.mm.census.slab {
+            return Err(format!("{slab} pages flagged slab, census says {}", self.mm.census.slab));
+        }
+        for (zi, z) in self.mm.zones.iter().enumerate() {
+            let want = [Zs::NrFilePages, Zs::NrFileDirty, Zs::NrWriteback, Zs::NrFileMapped, Zs::NrAnonPages];
+            for (k, item) in want.iter().enumerate() {
+                if count[zi][k] != z.vm_stat[*item as usize] {
+                    return Err(format!("zone {zi}: {} pages by flag for {item:?}, vm_stat says {}", count[zi][k], z.vm_stat[*item as usize]));
+                }
+            }
+        }
+        let inode_dirty: u64 = self.fs.inodes.iter().map(|i| i.nrdirty).sum();
+        let zone_dirty: i64 = self.mm.zones.iter().map(|z| z.vm_stat[Zs::NrFileDirty as usize]).sum();
+        if inode_dirty as i64 != zone_dirty {
+            return Err(format!("inodes hold {inode_dirty} dirty pages, zones count {zone_dirty}"));
+        }
         if let Some(p) = seen.iter().position(|&s| !s) {
-            return Err(format!("pfn {p} is on no list and owned by nobody (flags {:#x})", self.pages.flags[p]));
+            return Err(format!("pfn {p} is on no list and owned by nobody (flags {:#x})", self.mm.pages.flags[p]));
         }
         Ok(())
     }

@@ -28,6 +28,8 @@ pub struct Ctx {
     pub spin: u64,
     /// User time spent in this step (ns).
     pub user: u64,
+    /// The task doing the work (`current`).
+    pub pid: u32,
 }
 
 impl Ctx {

@@ -3,13 +3,28 @@
 //! results. See docs/architecture.md for the module map.
 
 pub mod alloc;
+pub mod backing_dev;
+pub mod block;
 pub mod check;
 pub mod cost;
+pub mod filemap;
+pub mod fs;
+pub mod fs_writeback;
+pub mod kernel;
+pub mod memory;
 pub mod mm;
 pub mod page;
-pub mod sim;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod sched;
+pub mod slab;
 pub mod spec;
+pub mod swap;
+pub mod trace;
+pub mod vfs;
+pub mod vmscan;
 pub mod vmstat;
+pub mod workload;
 
 pub use spec::{parse, Spec, SpecError};
 
@@ -18,11 +33,10 @@ pub use spec::{parse, Spec, SpecError};
 pub fn run_json(spec_json: &str) -> Result<String, SpecError> {
     let spec = parse(spec_json)?;
     let t0 = std::time::Instant::now();
-    let out = sim::run(&spec)?;
+    let (mut result, events) = kernel::run(&spec)?;
     let wall = t0.elapsed().as_secs_f64();
-    let mut result = out.result;
     if let serde_json::Value::Object(map) = &mut result {
-        let eps = if wall > 0.0 { out.events as f64 / wall } else { 0.0 };
+        let eps = if wall > 0.0 { events as f64 / wall } else { 0.0 };
         map.insert("perf".into(), serde_json::json!({ "wall_s": wall, "events_per_s": eps }));
     }
     Ok(result.to_string())
@@ -30,5 +44,5 @@ pub fn run_json(spec_json: &str) -> Result<String, SpecError> {
 
 /// Run a parsed specification; the result carries no wall-clock data.
 pub fn run(spec: &Spec) -> Result<serde_json::Value, SpecError> {
-    Ok(sim::run(spec)?.result)
+    Ok(kernel::run(spec)?.0)
 }

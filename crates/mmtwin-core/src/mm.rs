@@ -6,9 +6,9 @@
 //! setup_per_zone_lowmem_reserve, zone_batchsize, free_all_bootmem.
 
 use crate::cost::{CacheModel, Ctx};
-use crate::page::{ListHead, Pages, NIL, PG_ACTIVE, PG_ANON, PG_BUDDY, PG_KERNEL, PG_LRU, PG_PAGEVEC, PG_PCP, PG_RESERVED};
+use crate::page::{ListHead, Pages, NIL, PG_BUDDY, PG_KERNEL, PG_PCP, PG_RESERVED};
 use crate::spec::{Era, Spec, Zlc, ZONE_NAMES};
-use crate::vmstat::{Ev, VmStat};
+use crate::vmstat::{Ev, VmStat, NR_LRU, NR_ZS};
 
 pub const NR_ZONE_TYPES: usize = 5;
 pub const ZONE_DMA: usize = 0;
@@ -54,8 +54,21 @@ pub struct Zone {
     pub min_unmapped_pages: u64,
     /// Simulated time at which zone->lock becomes free.
     pub lock_free_at: u64,
-    pub active: ListHead,
-    pub inactive: ListHead,
+    /// zone->lru[]: inactive/active anon, inactive/active file, unevictable.
+    pub lru: [ListHead; NR_LRU],
+    /// zone->vm_stat (zone_stat_item); NR_FREE_PAGES mirrors free_pages.
+    pub vm_stat: [i64; NR_ZS],
+    /// reclaim_stat: recent_rotated[anon, file], recent_scanned[anon, file].
+    pub recent_rotated: [u64; 2],
+    pub recent_scanned: [u64; 2],
+    /// zone->pages_scanned since pages were last freed to this zone.
+    pub pages_scanned: u64,
+    /// zone->inactive_ratio (anon), from the zone's size at boot.
+    pub inactive_ratio: u64,
+    pub min_slab_pages: u64,
+    /// ZONE_RECLAIM_LOCKED and ZONE_CONGESTED.
+    pub reclaim_locked: bool,
+    pub congested: bool,
     pub pcp_batch: u32,
     pub pcp_high: u32,
     pub all_unreclaimable: bool,
@@ -110,13 +123,18 @@ pub struct Census {
     pub pcp: u64,
     pub pagevec: u64,
     pub lru: u64,
+    /// Taken off the LRU by a reclaimer, on its private list.
+    pub isolated: u64,
+    pub slab: u64,
     pub kernel: u64,
     pub reserved: u64,
+    /// Held by a task between two states within one step (0 between steps).
+    pub held: u64,
 }
 
 impl Census {
     pub fn total(&self) -> u64 {
-        self.buddy + self.pcp + self.pagevec + self.lru + self.kernel + self.reserved
+        self.buddy + self.pcp + self.pagevec + self.lru + self.isolated + self.slab + self.kernel + self.reserved + self.held
     }
 }
 
@@ -144,8 +162,6 @@ pub struct Mm {
     pub min_free_kbytes: u64,
     pub cache: CacheModel,
     pub pcp_line_base: usize,
-    pub pagevecs: Vec<[u32; PAGEVEC_SIZE]>,
-    pub pagevec_len: Vec<u8>,
     pub census: Census,
     pub vm: VmStat,
     pub cost: crate::spec::CostSpec,
@@ -221,8 +237,15 @@ impl Mm {
                     lowmem_reserve: [0; NR_ZONE_TYPES],
                     min_unmapped_pages: 0,
                     lock_free_at: 0,
-                    active: ListHead::default(),
-                    inactive: ListHead::default(),
+                    lru: [ListHead::default(); NR_LRU],
+                    vm_stat: [0; NR_ZS],
+                    recent_rotated: [0; 2],
+                    recent_scanned: [0; 2],
+                    pages_scanned: 0,
+                    inactive_ratio: 1,
+                    min_slab_pages: 0,
+                    reclaim_locked: false,
+                    congested: false,
                     pcp_batch: 1,
                     pcp_high: 6,
                     all_unreclaimable: false,
@@ -295,8 +318,6 @@ impl Mm {
             min_free_kbytes: 0,
             cache,
             pcp_line_base,
-            pagevecs: vec![[NIL; PAGEVEC_SIZE]; ncpus],
-            pagevec_len: vec![0; ncpus],
             census: Census::default(),
             vm: VmStat::default(),
             cost: m.cost,
@@ -346,8 +367,9 @@ impl Mm {
                 z.wmark_low = min + tmp / 4;
                 z.wmark_high = min + tmp / 2;
             }
-            // sysctl_min_unmapped_ratio = 1 (percent).
-            z.min_unmapped_pages = z.present / 100;
+            // calculate_zone_inactive_ratio (anon): isqrt(10 * GB), at least 1.
+            let gb = (z.present * self.page_size) >> 30;
+            z.inactive_ratio = if gb > 0 { isqrt(10 * gb).max(1) } else { 1 };
             // zone_batchsize.
             let mut batch = z.present / 1024;
             let cap = 512 * 1024 / self.page_size;
@@ -382,6 +404,14 @@ impl Mm {
             for (zi, j, r) in reserves {
                 self.zones[zi].lowmem_reserve[j] = r;
             }
+        }
+    }
+
+    /// sysctl_min_unmapped_ratio and sysctl_min_slab_ratio, percent of each zone.
+    pub fn setup_min_ratios(&mut self, unmapped_ratio: u64, slab_ratio: u64) {
+        for z in self.zones.iter_mut() {
+            z.min_unmapped_pages = z.present * unmapped_ratio / 100;
+            z.min_slab_pages = z.present * slab_ratio / 100;
         }
     }
 
@@ -683,6 +713,7 @@ impl Mm {
         };
         self.vm.add(Ev::Pgfree, 1 << order);
         self.sim.page_events += 1;
+        self.pages.owner[pfn as usize] = NIL;
         if order == 0 && self.percpu_pagelists {
             let pcp_idx = ctx.cpu * self.zones.len() + zi;
             self.cache.touch(ctx, self.pcp_line_base + pcp_idx);
@@ -702,6 +733,7 @@ impl Mm {
             self.free_one_page(zi, pfn, order, mt);
             self.zone_locked(ctx, zi, before);
             self.zones[zi].all_unreclaimable = false;
+            self.zones[zi].pages_scanned = 0;
         }
     }
 
@@ -733,6 +765,7 @@ impl Mm {
         ctx.sys += per_page * freed as u64;
         self.zone_locked(ctx, zi, before);
         self.zones[zi].all_unreclaimable = false;
+        self.zones[zi].pages_scanned = 0;
     }
 
     /// Zone index holding `pfn` (zones are contiguous and sorted by pfn).
@@ -741,41 +774,6 @@ impl Mm {
         // partition_point over start_pfn: few zones, binary search is cheap.
         let i = self.zones.partition_point(|z| z.start_pfn <= pfn);
         i - 1
-    }
-
-    /// lru_cache_add_active: anonymous pages go to the active list through a
-    /// per-cpu pagevec, drained under zone->lru_lock.
-    pub fn lru_cache_add_active(&mut self, ctx: &mut Ctx, pfn: u32) {
-        let c = ctx.cpu;
-        let n = self.pagevec_len[c] as usize;
-        self.pagevecs[c][n] = pfn;
-        self.pagevec_len[c] += 1;
-        self.pages.flags[pfn as usize] = PG_PAGEVEC | PG_ANON;
-        self.census.pagevec += 1;
-        if n + 1 == PAGEVEC_SIZE {
-            self.drain_pagevec(ctx);
-        }
-    }
-
-    pub fn drain_pagevec(&mut self, ctx: &mut Ctx) {
-        let c = ctx.cpu;
-        let n = self.pagevec_len[c] as usize;
-        let mut locked: usize = usize::MAX;
-        for i in 0..n {
-            let pfn = self.pagevecs[c][i];
-            let zi = self.zone_of(pfn);
-            if zi != locked {
-                self.cache.touch(ctx, self.zones[zi].line_base + ZL_LRU);
-                locked = zi;
-            }
-            self.pages.flags[pfn as usize] = PG_LRU | PG_ACTIVE | PG_ANON;
-            let z = &mut self.zones[zi];
-            self.pages.push_front(&mut z.active, pfn);
-            self.census.pagevec -= 1;
-            self.census.lru += 1;
-            self.sim.page_events += 1;
-        }
-        self.pagevec_len[c] = 0;
     }
 
     /// Mark a page as the kernel's own (page tables).
@@ -975,7 +973,8 @@ fn default_zonelist_order_is_zone(nodes: &[Node], zones: &[Zone]) -> bool {
     if low_total == 0 || low_total > total / 2 {
         return false;
     }
-    let avg = total / nodes.len() as u64;
+    // average_size = total / (nodes with memory + 1), as 3.0 computes it.
+    let avg = total / (nodes.len() as u64 + 1);
     for nd in nodes {
         let mut t = 0u64;
         let mut low = 0u64;

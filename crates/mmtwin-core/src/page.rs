@@ -1,30 +1,59 @@
-//! struct page, struct-of-arrays: 12 bytes per simulated page.
+//! struct page, struct-of-arrays: 14 hot bytes per simulated page (flags,
+//! order, migrate type, list links) and 8 cold bytes in side tables (the
+//! owner: an inode or an mm, and the page's index in it).
 //!
-//! A page is on at most one list at a time (buddy free list, per-cpu list or
-//! LRU list), exactly like the kernel's `page->lru`, so one pair of link
-//! arrays serves every list.
+//! A page is on at most one list at a time (buddy free list, per-cpu list,
+//! LRU list or a reclaimer's private list), exactly like the kernel's
+//! `page->lru`, so one pair of link arrays serves every list.
 
 pub const NIL: u32 = u32::MAX;
 
-// Page flags (a subset of the kernel's, under its names).
+// Page flags (a subset of the kernel's, under its names), 32 bits.
 /// Head of a free buddy block (PageBuddy); `order` holds the block order.
-pub const PG_BUDDY: u16 = 1 << 0;
+pub const PG_BUDDY: u32 = 1 << 0;
 /// On a per-cpu page list (free, not counted in the zone's free pages).
-pub const PG_PCP: u16 = 1 << 1;
+pub const PG_PCP: u32 = 1 << 1;
 /// On an LRU list (PageLRU).
-pub const PG_LRU: u16 = 1 << 2;
-/// On the active LRU list (PageActive).
-pub const PG_ACTIVE: u16 = 1 << 3;
+pub const PG_LRU: u32 = 1 << 2;
+/// On an active LRU list (PageActive).
+pub const PG_ACTIVE: u32 = 1 << 3;
 /// Reserved at boot (PageReserved): kernel text, mem_map.
-pub const PG_RESERVED: u16 = 1 << 4;
+pub const PG_RESERVED: u32 = 1 << 4;
 /// Allocated to the kernel itself (page tables).
-pub const PG_KERNEL: u16 = 1 << 5;
-/// Anonymous, swap-backed (PageSwapBacked / PageAnon).
-pub const PG_ANON: u16 = 1 << 6;
+pub const PG_KERNEL: u32 = 1 << 5;
+/// Swap-backed (PageSwapBacked): anonymous memory and shmem.
+pub const PG_SWAPBACKED: u32 = 1 << 6;
 /// Held in a per-cpu pagevec on its way to an LRU list.
-pub const PG_PAGEVEC: u16 = 1 << 7;
+pub const PG_PAGEVEC: u32 = 1 << 7;
 /// Tail page of a free buddy block (not a head): covered by a PG_BUDDY head.
-pub const PG_BUDDY_TAIL: u16 = 1 << 8;
+pub const PG_BUDDY_TAIL: u32 = 1 << 8;
+/// PG_referenced: seen by mark_page_accessed or by a reclaim pass.
+pub const PG_REFERENCED: u32 = 1 << 9;
+/// PG_dirty.
+pub const PG_DIRTY: u32 = 1 << 10;
+/// PG_writeback: an I/O is in flight for this page.
+pub const PG_WRITEBACK: u32 = 1 << 11;
+/// PG_reclaim: rotate to the inactive tail when writeback ends.
+pub const PG_RECLAIM: u32 = 1 << 12;
+/// Mapped into a process's page tables (page_mapped, mapcount 1).
+pub const PG_MAPPED: u32 = 1 << 13;
+/// PG_locked (the page lock: a read in flight, or held by reclaim).
+pub const PG_LOCKED: u32 = 1 << 14;
+/// PG_unevictable.
+pub const PG_UNEVICTABLE: u32 = 1 << 15;
+/// Isolated from the LRU by reclaim (on a private list).
+pub const PG_ISOLATED: u32 = 1 << 16;
+/// A slab page (reclaimable caches: inodes, dentries).
+pub const PG_SLAB: u32 = 1 << 17;
+/// In the page cache of a file (page->mapping is an inode).
+pub const PG_FILE: u32 = 1 << 18;
+/// The pte's young (accessed) bit, set by a user access, cleared by
+/// page_referenced.
+pub const PG_YOUNG: u32 = 1 << 19;
+/// PG_uptodate: the page's contents are valid.
+pub const PG_UPTODATE: u32 = 1 << 20;
+/// Anonymous (PageAnon: mapping is an anon_vma).
+pub const PG_ANON: u32 = 1 << 21;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,11 +78,16 @@ impl ListHead {
 
 /// Page state, one entry per page frame, indexed by pfn.
 pub struct Pages {
-    pub flags: Vec<u16>,
+    pub flags: Vec<u32>,
     pub order: Vec<u8>,
     pub mt: Vec<u8>,
     pub next: Vec<u32>,
     pub prev: Vec<u32>,
+    /// Cold: page->mapping, as an owner id (inode number for page-cache
+    /// pages, mm id for anonymous pages, cache id for slab pages).
+    pub owner: Vec<u32>,
+    /// Cold: page->index (offset in the file or the mapping, in pages).
+    pub index: Vec<u32>,
 }
 
 impl Pages {
@@ -64,6 +98,8 @@ impl Pages {
             mt: vec![0; n],
             next: vec![NIL; n],
             prev: vec![NIL; n],
+            owner: vec![NIL; n],
+            index: vec![0; n],
         }
     }
 
@@ -75,8 +111,32 @@ impl Pages {
         self.flags.is_empty()
     }
 
-    /// Bytes of simulator state per page.
-    pub const BYTES_PER_PAGE: usize = 2 + 1 + 1 + 4 + 4;
+    /// Hot bytes of simulator state per page (flags, order, mt, links).
+    pub const HOT_BYTES_PER_PAGE: usize = 4 + 1 + 1 + 4 + 4;
+    /// Cold bytes per page in side tables (owner, index).
+    pub const COLD_BYTES_PER_PAGE: usize = 4 + 4;
+    /// All bytes of simulator state per page.
+    pub const BYTES_PER_PAGE: usize = Self::HOT_BYTES_PER_PAGE + Self::COLD_BYTES_PER_PAGE;
+
+    #[inline]
+    pub fn test(&self, pfn: u32, f: u32) -> bool {
+        self.flags[pfn as usize] & f != 0
+    }
+    #[inline]
+    pub fn set(&mut self, pfn: u32, f: u32) {
+        self.flags[pfn as usize] |= f;
+    }
+    #[inline]
+    pub fn clear(&mut self, pfn: u32, f: u32) {
+        self.flags[pfn as usize] &= !f;
+    }
+    /// Clear `f`, returning whether it was set (TestClearPage*).
+    #[inline]
+    pub fn test_clear(&mut self, pfn: u32, f: u32) -> bool {
+        let was = self.flags[pfn as usize] & f != 0;
+        self.flags[pfn as usize] &= !f;
+        was
+    }
 
     #[inline]
     pub fn push_front(&mut self, list: &mut ListHead, pfn: u32) {
@@ -135,6 +195,16 @@ impl Pages {
         Some(pfn)
     }
 
+    #[inline]
+    pub fn pop_back(&mut self, list: &mut ListHead) -> Option<u32> {
+        if list.tail == NIL {
+            return None;
+        }
+        let pfn = list.tail;
+        self.unlink(list, pfn);
+        Some(pfn)
+    }
+
     /// Iterate a list's pfns (for checks and reports; not the hot path).
     pub fn iter<'a>(&'a self, list: &ListHead) -> ListIter<'a> {
         ListIter { pages: self, cur: list.head }
@@ -180,3 +250,6 @@ mod tests {
         assert_eq!((l.head, l.tail), (NIL, NIL));
     }
 }
+
+// Hot page state stays at or under 16 bytes a page (checked at compile time).
+const _: () = assert!(Pages::HOT_BYTES_PER_PAGE <= 16);

@@ -47,6 +47,16 @@ pub struct Spec {
     pub check: bool,
     #[serde(default = "default_sample_ms")]
     pub sample_ms: u64,
+    #[serde(default)]
+    pub trace: Option<TraceSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    pub path: String,
+    #[serde(default)]
+    pub events: Option<Vec<String>>,
 }
 
 fn default_seed() -> u64 {
@@ -72,6 +82,57 @@ pub struct MachineSpec {
     pub nodes: Vec<NodeSpec>,
     pub distance: Vec<Vec<u32>>,
     pub cost: CostSpec,
+    #[serde(default)]
+    pub storage: Option<StorageSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSpec {
+    pub devices: Vec<DeviceSpecJson>,
+    pub fs: FsSpec,
+    #[serde(default)]
+    pub swap: Option<SwapSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpecJson {
+    pub name: String,
+    pub disks: u32,
+    #[serde(default = "default_chunk")]
+    pub chunk_kib: u32,
+    pub bandwidth_mib_s: u32,
+    pub access_us: u32,
+    pub nr_requests: u32,
+    pub max_sectors_kib: u32,
+    pub size_mib: u64,
+}
+fn default_chunk() -> u32 {
+    64
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum FsKind {
+    #[serde(rename = "ext4")]
+    Ext4,
+    #[serde(rename = "xfs")]
+    Xfs,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsSpec {
+    pub kind: FsKind,
+    pub device: u32,
+    pub size_mib: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSpec {
+    pub device: u32,
+    pub size_mib: u64,
 }
 
 fn default_max_order() -> u32 {
@@ -142,6 +203,36 @@ pub struct CostSpec {
     pub line_hit_ns: u64,
     pub buddy_page_ns: u64,
     pub user_store_ns: u64,
+    #[serde(default = "d_syscall")]
+    pub syscall_ns: u64,
+    #[serde(default = "d_copy")]
+    pub copy_ns_per_kib: u64,
+    #[serde(default = "d_page_cache")]
+    pub page_cache_ns: u64,
+    #[serde(default = "d_scan_page")]
+    pub scan_page_ns: u64,
+    #[serde(default = "d_inode")]
+    pub inode_ns: u64,
+    #[serde(default = "d_writepage")]
+    pub writepage_ns: u64,
+}
+fn d_syscall() -> u64 {
+    300
+}
+fn d_copy() -> u64 {
+    250
+}
+fn d_page_cache() -> u64 {
+    400
+}
+fn d_scan_page() -> u64 {
+    150
+}
+fn d_inode() -> u64 {
+    20000
+}
+fn d_writepage() -> u64 {
+    1500
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -211,16 +302,69 @@ pub struct KernelSpec {
     pub lowmem_reserve_ratio: Option<Vec<u64>>,
     #[serde(default = "default_true")]
     pub percpu_pagelists: bool,
+    #[serde(default = "d20")]
+    pub dirty_ratio: u64,
+    #[serde(default = "d10")]
+    pub dirty_background_ratio: u64,
+    #[serde(default)]
+    pub dirty_bytes: u64,
+    #[serde(default)]
+    pub dirty_background_bytes: u64,
+    #[serde(default = "d3000")]
+    pub dirty_expire_centisecs: u64,
+    #[serde(default = "d500")]
+    pub dirty_writeback_centisecs: u64,
+    #[serde(default = "d60")]
+    pub swappiness: u64,
+    #[serde(default = "d1")]
+    pub min_unmapped_ratio: u64,
+    #[serde(default = "d5")]
+    pub min_slab_ratio: u64,
+    #[serde(default = "d100")]
+    pub vfs_cache_pressure: u64,
+}
+fn d1() -> u64 {
+    1
+}
+fn d5() -> u64 {
+    5
+}
+fn d10() -> u64 {
+    10
+}
+fn d20() -> u64 {
+    20
+}
+fn d60() -> u64 {
+    60
+}
+fn d100() -> u64 {
+    100
+}
+fn d500() -> u64 {
+    500
+}
+fn d3000() -> u64 {
+    3000
 }
 
 fn default_true() -> bool {
     true
 }
 
+/// The workload, by kind (docs/engine-api.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum WorkloadSpec {
+    Memhog(MemhogSpec),
+    Fsmark(FsmarkSpec),
+    Largedd(LargeddSpec),
+    Mmapstream(MmapstreamSpec),
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WorkloadSpec {
-    pub kind: String,
+pub struct MemhogSpec {
     pub bytes: u64,
     pub threads: u32,
     #[serde(default = "default_stride")]
@@ -233,6 +377,93 @@ pub struct WorkloadSpec {
 
 fn default_stride() -> u64 {
     4096
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsmarkSpec {
+    pub threads: u32,
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
+    #[serde(default)]
+    pub mems_allowed: Option<Vec<u32>>,
+    pub dirs: u32,
+    pub subdirs: u32,
+    pub files_per_subdir: u32,
+    pub files: u32,
+    pub iterations: u32,
+    pub file_bytes: u64,
+    #[serde(default = "d16k")]
+    pub write_bytes: u64,
+    #[serde(default)]
+    pub sync_method: u32,
+}
+fn d16k() -> u64 {
+    16384
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LargeddSpec {
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
+    #[serde(default)]
+    pub mems_allowed: Option<Vec<u32>>,
+    pub tar_bytes: u64,
+    pub copies: u32,
+    #[serde(default = "d1m")]
+    pub dd_bytes: u64,
+    #[serde(default = "d1u32")]
+    pub threads: u32,
+    pub download_mib_s: u32,
+}
+fn d1m() -> u64 {
+    1 << 20
+}
+fn d1u32() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MmapstreamSpec {
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
+    #[serde(default)]
+    pub mems_allowed: Option<Vec<u32>>,
+    pub bytes: u64,
+    #[serde(default = "d1u32")]
+    pub threads: u32,
+}
+
+impl WorkloadSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Memhog(_) => "memhog",
+            WorkloadSpec::Fsmark(_) => "fsmark",
+            WorkloadSpec::Largedd(_) => "largedd",
+            WorkloadSpec::Mmapstream(_) => "mmapstream",
+        }
+    }
+    pub fn cpus(&self) -> Option<&Vec<u32>> {
+        match self {
+            WorkloadSpec::Memhog(w) => w.cpus.as_ref(),
+            WorkloadSpec::Fsmark(w) => w.cpus.as_ref(),
+            WorkloadSpec::Largedd(w) => w.cpus.as_ref(),
+            WorkloadSpec::Mmapstream(w) => w.cpus.as_ref(),
+        }
+    }
+    pub fn mems_allowed(&self) -> Option<&Vec<u32>> {
+        match self {
+            WorkloadSpec::Memhog(w) => w.mems_allowed.as_ref(),
+            WorkloadSpec::Fsmark(w) => w.mems_allowed.as_ref(),
+            WorkloadSpec::Largedd(w) => w.mems_allowed.as_ref(),
+            WorkloadSpec::Mmapstream(w) => w.mems_allowed.as_ref(),
+        }
+    }
+    pub fn needs_storage(&self) -> bool {
+        !matches!(self, WorkloadSpec::Memhog(_))
+    }
 }
 
 /// Parse and validate a JSON specification.
@@ -422,13 +653,9 @@ impl Spec {
                 "true needs a zonelist cache; kernel.zlc is \"none\"",
             ));
         }
+        self.validate_storage_and_sysctls()?;
         let w = &self.workload;
-        if w.kind != "memhog" {
-            return Err(SpecError::new(
-                "workload.kind",
-                format!("'{}' is not a workload; allowed: memhog", w.kind),
-            ));
-        }
+        if let WorkloadSpec::Memhog(w) = w {
         if w.threads == 0 || w.threads > cpus {
             return Err(SpecError::new(
                 "workload.threads",
@@ -468,7 +695,20 @@ impl Spec {
                 seen[c as usize] = true;
             }
         }
-        if let Some(list) = &w.mems_allowed {
+        } else {
+            self.validate_file_workload()?;
+        }
+        if let Some(list) = w.cpus() {
+            if list.is_empty() {
+                return Err(SpecError::new("workload.cpus", "empty; list at least one CPU or give null"));
+            }
+            for (i, &c) in list.iter().enumerate() {
+                if c >= cpus {
+                    return Err(SpecError::new(format!("workload.cpus[{i}]"), format!("CPU {c} does not exist; 0 to {}", cpus - 1)));
+                }
+            }
+        }
+        if let Some(list) = w.mems_allowed() {
             if list.is_empty() {
                 return Err(SpecError::new("workload.mems_allowed", "empty; list at least one node"));
             }
@@ -481,9 +721,150 @@ impl Spec {
                 }
             }
         }
-        if self.sample_ms == 0 {
-            return Err(SpecError::new("sample_ms", "0 is not allowed; a positive number of simulated ms"));
+        if self.sample_ms == 0 || self.sample_ms > 3_600_000 {
+            return Err(SpecError::new("sample_ms", format!("{} is not allowed; 1 to 3600000 simulated ms", self.sample_ms)));
         }
+        Ok(())
+    }
+}
+
+impl Spec {
+    fn validate_storage_and_sysctls(&self) -> Result<(), SpecError> {
+        let k = &self.kernel;
+        for (name, v, max) in [
+            ("dirty_ratio", k.dirty_ratio, 100),
+            ("dirty_background_ratio", k.dirty_background_ratio, 100),
+            ("swappiness", k.swappiness, 100),
+            ("min_unmapped_ratio", k.min_unmapped_ratio, 100),
+            ("min_slab_ratio", k.min_slab_ratio, 100),
+            ("vfs_cache_pressure", k.vfs_cache_pressure, 100_000),
+            ("dirty_expire_centisecs", k.dirty_expire_centisecs, 360_000_000),
+            ("dirty_writeback_centisecs", k.dirty_writeback_centisecs, 360_000_000),
+        ] {
+            if v > max {
+                return Err(SpecError::new(format!("kernel.{name}"), format!("{v} is not allowed; 0 to {max}")));
+            }
+        }
+        if k.dirty_writeback_centisecs == 0 {
+            return Err(SpecError::new(
+                "kernel.dirty_writeback_centisecs",
+                "0 (periodic writeback off) is not simulated; 1 to 360000000",
+            ));
+        }
+        if let Some(st) = &self.machine.storage {
+            if st.devices.is_empty() || st.devices.len() > 64 {
+                return Err(SpecError::new("machine.storage.devices", format!("{} devices; 1 to 64", st.devices.len())));
+            }
+            for (i, d) in st.devices.iter().enumerate() {
+                let f = |x: &str| format!("machine.storage.devices[{i}].{x}");
+                if !(1..=64).contains(&d.disks) {
+                    return Err(SpecError::new(f("disks"), format!("{} is not allowed; a RAID-0 of 1 to 64 disks", d.disks)));
+                }
+                if d.bandwidth_mib_s == 0 || d.bandwidth_mib_s > 1_000_000 {
+                    return Err(SpecError::new(f("bandwidth_mib_s"), format!("{} is not allowed; 1 to 1000000", d.bandwidth_mib_s)));
+                }
+                if !(4..=100_000).contains(&d.nr_requests) {
+                    return Err(SpecError::new(f("nr_requests"), format!("{} is not allowed; 4 to 100000", d.nr_requests)));
+                }
+                let page_kib = (self.machine.page_size / 1024) as u32;
+                if d.max_sectors_kib < page_kib || d.max_sectors_kib > 65536 {
+                    return Err(SpecError::new(f("max_sectors_kib"), format!("{} is not allowed; {} to 65536", d.max_sectors_kib, page_kib)));
+                }
+                if d.disks > 1 && (d.chunk_kib < page_kib || !d.chunk_kib.is_power_of_two()) {
+                    return Err(SpecError::new(f("chunk_kib"), format!("{} is not allowed; a power of two >= {}", d.chunk_kib, page_kib)));
+                }
+                if d.size_mib == 0 || d.size_mib > (1 << 32) {
+                    return Err(SpecError::new(f("size_mib"), format!("{} is not allowed; 1 to 4294967296", d.size_mib)));
+                }
+            }
+            let fs = &st.fs;
+            let Some(dev) = st.devices.get(fs.device as usize) else {
+                return Err(SpecError::new("machine.storage.fs.device", format!("{} does not exist; 0 to {}", fs.device, st.devices.len() - 1)));
+            };
+            if fs.size_mib == 0 || fs.size_mib > dev.size_mib * dev.disks as u64 {
+                return Err(SpecError::new(
+                    "machine.storage.fs.size_mib",
+                    format!("{} is not allowed; 1 to the device's {} MiB", fs.size_mib, dev.size_mib * dev.disks as u64),
+                ));
+            }
+            if let Some(sw) = &st.swap {
+                let Some(dev) = st.devices.get(sw.device as usize) else {
+                    return Err(SpecError::new("machine.storage.swap.device", format!("{} does not exist", sw.device)));
+                };
+                if sw.device == fs.device {
+                    return Err(SpecError::new("machine.storage.swap.device", "the filesystem's device; swap needs a device of its own"));
+                }
+                if sw.size_mib == 0 || sw.size_mib > dev.size_mib * dev.disks as u64 {
+                    return Err(SpecError::new("machine.storage.swap.size_mib", format!("{} is not allowed; 1 to the device's size", sw.size_mib)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_file_workload(&self) -> Result<(), SpecError> {
+        let m = &self.machine;
+        let Some(st) = &m.storage else {
+            return Err(SpecError::new(
+                "machine.storage",
+                format!("missing; workload '{}' needs a block device and a filesystem", self.workload.kind()),
+            ));
+        };
+        let fs_bytes = st.fs.size_mib << 20;
+        let mem_bytes: u64 = m.nodes.iter().flat_map(|n| n.zones.iter()).map(|z| z.present_pages).sum::<u64>() * m.page_size;
+        match &self.workload {
+            WorkloadSpec::Fsmark(w) => {
+                if w.threads == 0 || w.threads > 64 {
+                    return Err(SpecError::new("workload.threads", format!("{} is not allowed; 1 to 64 (fs_mark's limit)", w.threads)));
+                }
+                if w.dirs == 0 || w.threads % w.dirs != 0 {
+                    return Err(SpecError::new("workload.dirs", format!("{} is not allowed; threads ({}) must be a multiple of it", w.dirs, w.threads)));
+                }
+                if w.subdirs < 2 {
+                    return Err(SpecError::new("workload.subdirs", format!("{} is not allowed; fs_mark -D needs at least 2", w.subdirs)));
+                }
+                if w.files == 0 || w.files > 1_000_000 {
+                    return Err(SpecError::new("workload.files", format!("{} is not allowed; 1 to 1000000 files per thread", w.files)));
+                }
+                if w.files_per_subdir == 0 {
+                    return Err(SpecError::new("workload.files_per_subdir", "0 is not allowed; at least 1"));
+                }
+                if w.iterations == 0 || w.iterations > 100_000 {
+                    return Err(SpecError::new("workload.iterations", format!("{} is not allowed; 1 to 100000", w.iterations)));
+                }
+                if w.write_bytes == 0 {
+                    return Err(SpecError::new("workload.write_bytes", "0 is not allowed; at least 1 byte per write()"));
+                }
+                if w.sync_method != 0 {
+                    return Err(SpecError::new("workload.sync_method", format!("{} is not simulated; only 0 (no sync)", w.sync_method)));
+                }
+                let total = w.file_bytes as u128 * w.files as u128 * w.threads as u128 * w.iterations as u128;
+                if total > fs_bytes as u128 {
+                    return Err(SpecError::new("workload.file_bytes", format!("the files ({total} bytes) do not fit the {fs_bytes}-byte filesystem")));
+                }
+            }
+            WorkloadSpec::Largedd(w) => {
+                if w.tar_bytes == 0 || w.copies == 0 || w.dd_bytes == 0 || w.threads == 0 || w.download_mib_s == 0 {
+                    return Err(SpecError::new("workload", "largedd: tar_bytes, copies, dd_bytes, threads and download_mib_s must be positive"));
+                }
+                if w.tar_bytes as u128 * (w.copies as u128 + 1) > fs_bytes as u128 {
+                    return Err(SpecError::new("workload.copies", format!("{} copies of {} bytes do not fit the {fs_bytes}-byte filesystem", w.copies, w.tar_bytes)));
+                }
+            }
+            WorkloadSpec::Mmapstream(w) => {
+                if w.bytes == 0 || w.threads == 0 || w.threads > 1024 {
+                    return Err(SpecError::new("workload.bytes", "mmapstream: bytes and threads (1 to 1024) must be positive"));
+                }
+                if w.bytes > fs_bytes {
+                    return Err(SpecError::new("workload.bytes", format!("{} bytes is a file larger than its {fs_bytes}-byte filesystem", w.bytes)));
+                }
+                if w.bytes / m.page_size > u32::MAX as u64 / 2 {
+                    return Err(SpecError::new("workload.bytes", "the mapping is larger than the engine's 2^31 pages per file"));
+                }
+            }
+            WorkloadSpec::Memhog(_) => {}
+        }
+        let _ = mem_bytes;
         Ok(())
     }
 }

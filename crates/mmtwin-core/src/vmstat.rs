@@ -1,42 +1,128 @@
-//! /proc/vmstat counters under their kernel names, in each era's order.
+//! /proc/vmstat: per-zone state items (zone_stat_item), event counters
+//! (vm_event_item, some per zone type) and each era's rows in the kernel's
+//! own order (mm/vmstat.c vmstat_text).
 
-/// Event and state counters the engine maintains. Names follow mm/vmstat.c;
-/// per-zone-type counters (pgalloc_*) are summed across nodes.
+use crate::spec::Era;
+
+/// Global event counters (vm_event_item without the per-zone ones).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
 pub enum Ev {
+    Pgpgin,
+    Pgpgout,
+    Pswpin,
+    Pswpout,
+    Pgfree,
+    Pgactivate,
+    Pgdeactivate,
+    Pgfault,
+    Pgmajfault,
+    ZoneReclaimFailed,
+    Pginodesteal,
+    SlabsScanned,
+    KswapdSteal,
+    KswapdInodesteal,
+    KswapdLowWmarkHitQuickly,
+    KswapdHighWmarkHitQuickly,
+    KswapdSkipCongestionWait,
+    Pageoutrun,
+    Allocstall,
+    Pgrotated,
+    CompactBlocksMoved,
+    CompactPagesMoved,
+    CompactPagemigrateFailed,
+    CompactStall,
+    CompactFail,
+    CompactSuccess,
+    /// Not a /proc/vmstat row: times wakeup_kswapd really woke a kswapd.
+    KswapdWake,
+    Count,
+}
+pub const NR_EV: usize = Ev::Count as usize;
+
+/// Event counters kept per zone type (TEXTS_FOR_ZONES rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Zev {
+    Pgalloc,
+    Pgrefill,
+    PgstealKswapd,
+    PgstealDirect,
+    PgscanKswapd,
+    PgscanDirect,
+    Count,
+}
+pub const NR_ZEV: usize = Zev::Count as usize;
+
+/// Per-zone state items (enum zone_stat_item, 3.0 order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Zs {
+    NrFreePages,
+    NrInactiveAnon,
+    NrActiveAnon,
+    NrInactiveFile,
+    NrActiveFile,
+    NrUnevictable,
+    NrMlock,
+    NrAnonPages,
+    NrFileMapped,
+    NrFilePages,
+    NrFileDirty,
+    NrWriteback,
+    NrSlabReclaimable,
+    NrSlabUnreclaimable,
+    NrPagetable,
+    NrKernelStack,
+    NrUnstableNfs,
+    NrBounce,
+    NrVmscanWrite,
+    NrVmscanImmediate,
+    NrWritebackTemp,
+    NrIsolatedAnon,
+    NrIsolatedFile,
+    NrShmem,
+    NrDirtied,
+    NrWritten,
     NumaHit,
     NumaMiss,
     NumaForeign,
     NumaInterleave,
     NumaLocal,
     NumaOther,
-    PgallocDma,
-    PgallocDma32,
-    PgallocNormal,
-    PgallocHigh,
-    PgallocMovable,
-    Pgfree,
-    Pgactivate,
-    Pgdeactivate,
-    Pgfault,
-    Pgmajfault,
-    Pageoutrun,
-    Allocstall,
-    KswapdWake,
     Count,
 }
+pub const NR_ZS: usize = Zs::Count as usize;
 
-pub const NR_EV: usize = Ev::Count as usize;
+/// LRU list index (enum lru_list): the Zs item of each list is NrInactiveAnon + lru.
+pub const LRU_INACTIVE_ANON: usize = 0;
+pub const LRU_ACTIVE_ANON: usize = 1;
+pub const LRU_INACTIVE_FILE: usize = 2;
+pub const LRU_ACTIVE_FILE: usize = 3;
+pub const LRU_UNEVICTABLE: usize = 4;
+pub const NR_LRU: usize = 5;
+
+#[inline]
+pub fn lru_stat(lru: usize) -> Zs {
+    match lru {
+        0 => Zs::NrInactiveAnon,
+        1 => Zs::NrActiveAnon,
+        2 => Zs::NrInactiveFile,
+        3 => Zs::NrActiveFile,
+        _ => Zs::NrUnevictable,
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct VmStat {
     pub ev: [u64; NR_EV],
+    /// zev[item][zone type]
+    pub zev: [[u64; 5]; NR_ZEV],
 }
 
 impl Default for VmStat {
     fn default() -> Self {
-        VmStat { ev: [0; NR_EV] }
+        VmStat { ev: [0; NR_EV], zev: [[0; 5]; NR_ZEV] }
     }
 }
 
@@ -53,139 +139,239 @@ impl VmStat {
     pub fn get(&self, e: Ev) -> u64 {
         self.ev[e as usize]
     }
-
-    pub fn pgalloc_for_zone_type(zt: usize) -> Ev {
-        match zt {
-            0 => Ev::PgallocDma,
-            1 => Ev::PgallocDma32,
-            2 => Ev::PgallocNormal,
-            3 => Ev::PgallocHigh,
-            _ => Ev::PgallocMovable,
-        }
+    #[inline]
+    pub fn zadd(&mut self, e: Zev, zt: usize, n: u64) {
+        self.zev[e as usize][zt] += n;
+    }
+    #[inline]
+    pub fn zget(&self, e: Zev, zt: usize) -> u64 {
+        self.zev[e as usize][zt]
+    }
+    pub fn ztotal(&self, e: Zev) -> u64 {
+        self.zev[e as usize].iter().sum()
     }
 }
 
-/// State gauges read at the end of a run (nr_* rows).
-#[derive(Debug, Clone, Default)]
-pub struct Gauges {
-    pub nr_free_pages: u64,
-    pub nr_anon_pages: u64,
-    pub nr_page_table_pages: u64,
-    pub nr_active: u64,
-    pub nr_inactive: u64,
+/// What /proc/vmstat reads besides the counters.
+pub struct Gauges<'a> {
+    /// zone_stat_item summed over every zone.
+    pub zs: &'a [i64; NR_ZS],
+    pub dirty_thresh: u64,
+    pub bg_thresh: u64,
+}
+
+const ZONE_SUFFIX: [&str; 5] = ["dma", "dma32", "normal", "high", "movable"];
+
+fn zone_built(era: Era, zt: usize, present: &[bool; 5]) -> bool {
+    match zt {
+        0 | 2 => true,
+        1 | 3 => present[zt],
+        _ => era != Era::V2618,
+    }
+}
+
+fn push_zones(out: &mut Vec<(String, u64)>, prefix: &str, era: Era, present: &[bool; 5], f: impl Fn(usize) -> u64) {
+    for (zt, suffix) in ZONE_SUFFIX.iter().enumerate() {
+        if zone_built(era, zt, present) {
+            out.push((format!("{prefix}_{suffix}"), f(zt)));
+        }
+    }
 }
 
 /// The /proc/vmstat rows of an era, in the kernel's order.
-pub fn rows(era: crate::spec::Era, v: &VmStat, g: &Gauges, zone_types_present: &[bool; 5]) -> Vec<(&'static str, u64)> {
-    use crate::spec::Era;
-    let mut out: Vec<(&'static str, u64)> = Vec::new();
+pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(String, u64)> {
+    let zs = |i: Zs| g.zs[i as usize].max(0) as u64;
+    let mut out: Vec<(String, u64)> = Vec::new();
+    let mut p = |name: &str, val: u64| out.push((name.to_string(), val));
     match era {
         Era::V2618 => {
-            out.push(("nr_anon_pages", g.nr_anon_pages));
-            out.push(("nr_mapped", 0));
-            out.push(("nr_file_pages", 0));
-            out.push(("nr_slab", 0));
-            out.push(("nr_page_table_pages", g.nr_page_table_pages));
-            out.push(("nr_dirty", 0));
-            out.push(("nr_writeback", 0));
-            out.push(("nr_unstable", 0));
-            out.push(("nr_bounce", 0));
+            // 2.6.18 vmstat_text: zoned counters, then events.
+            p("nr_anon_pages", zs(Zs::NrAnonPages));
+            p("nr_mapped", zs(Zs::NrFileMapped));
+            p("nr_file_pages", zs(Zs::NrFilePages));
+            p("nr_slab_reclaimable", zs(Zs::NrSlabReclaimable));
+            p("nr_slab_unreclaimable", zs(Zs::NrSlabUnreclaimable));
+            p("nr_page_table_pages", zs(Zs::NrPagetable));
+            p("nr_dirty", zs(Zs::NrFileDirty));
+            p("nr_writeback", zs(Zs::NrWriteback));
+            p("nr_unstable", zs(Zs::NrUnstableNfs));
+            p("nr_bounce", zs(Zs::NrBounce));
+            p("numa_hit", zs(Zs::NumaHit));
+            p("numa_miss", zs(Zs::NumaMiss));
+            p("numa_foreign", zs(Zs::NumaForeign));
+            p("numa_interleave", zs(Zs::NumaInterleave));
+            p("numa_local", zs(Zs::NumaLocal));
+            p("numa_other", zs(Zs::NumaOther));
+        }
+        Era::V30 | Era::V31 => {
+            for (name, item) in [
+                ("nr_free_pages", Zs::NrFreePages),
+                ("nr_inactive_anon", Zs::NrInactiveAnon),
+                ("nr_active_anon", Zs::NrActiveAnon),
+                ("nr_inactive_file", Zs::NrInactiveFile),
+                ("nr_active_file", Zs::NrActiveFile),
+                ("nr_unevictable", Zs::NrUnevictable),
+                ("nr_mlock", Zs::NrMlock),
+                ("nr_anon_pages", Zs::NrAnonPages),
+                ("nr_mapped", Zs::NrFileMapped),
+                ("nr_file_pages", Zs::NrFilePages),
+                ("nr_dirty", Zs::NrFileDirty),
+                ("nr_writeback", Zs::NrWriteback),
+                ("nr_slab_reclaimable", Zs::NrSlabReclaimable),
+                ("nr_slab_unreclaimable", Zs::NrSlabUnreclaimable),
+                ("nr_page_table_pages", Zs::NrPagetable),
+                ("nr_kernel_stack", Zs::NrKernelStack),
+                ("nr_unstable", Zs::NrUnstableNfs),
+                ("nr_bounce", Zs::NrBounce),
+                ("nr_vmscan_write", Zs::NrVmscanWrite),
+                ("nr_writeback_temp", Zs::NrWritebackTemp),
+                ("nr_isolated_anon", Zs::NrIsolatedAnon),
+                ("nr_isolated_file", Zs::NrIsolatedFile),
+                ("nr_shmem", Zs::NrShmem),
+                ("nr_dirtied", Zs::NrDirtied),
+                ("nr_written", Zs::NrWritten),
+                ("numa_hit", Zs::NumaHit),
+                ("numa_miss", Zs::NumaMiss),
+                ("numa_foreign", Zs::NumaForeign),
+                ("numa_interleave", Zs::NumaInterleave),
+                ("numa_local", Zs::NumaLocal),
+                ("numa_other", Zs::NumaOther),
+            ] {
+                p(name, zs(item));
+            }
+            p("nr_anon_transparent_hugepages", 0);
+            p("nr_dirty_threshold", g.dirty_thresh);
+            p("nr_dirty_background_threshold", g.bg_thresh);
+        }
+        Era::V411 => {
+            for (name, item) in [
+                ("nr_free_pages", Zs::NrFreePages),
+                ("nr_zone_inactive_anon", Zs::NrInactiveAnon),
+                ("nr_zone_active_anon", Zs::NrActiveAnon),
+                ("nr_zone_inactive_file", Zs::NrInactiveFile),
+                ("nr_zone_active_file", Zs::NrActiveFile),
+                ("nr_zone_unevictable", Zs::NrUnevictable),
+                ("nr_zone_write_pending", Zs::NrFileDirty),
+                ("nr_mlock", Zs::NrMlock),
+                ("nr_slab_reclaimable", Zs::NrSlabReclaimable),
+                ("nr_slab_unreclaimable", Zs::NrSlabUnreclaimable),
+                ("nr_page_table_pages", Zs::NrPagetable),
+                ("nr_kernel_stack", Zs::NrKernelStack),
+                ("nr_bounce", Zs::NrBounce),
+                ("numa_hit", Zs::NumaHit),
+                ("numa_miss", Zs::NumaMiss),
+                ("numa_foreign", Zs::NumaForeign),
+                ("numa_interleave", Zs::NumaInterleave),
+                ("numa_local", Zs::NumaLocal),
+                ("numa_other", Zs::NumaOther),
+                ("nr_inactive_anon", Zs::NrInactiveAnon),
+                ("nr_active_anon", Zs::NrActiveAnon),
+                ("nr_inactive_file", Zs::NrInactiveFile),
+                ("nr_active_file", Zs::NrActiveFile),
+                ("nr_unevictable", Zs::NrUnevictable),
+                ("nr_isolated_anon", Zs::NrIsolatedAnon),
+                ("nr_isolated_file", Zs::NrIsolatedFile),
+                ("nr_mapped", Zs::NrFileMapped),
+                ("nr_file_pages", Zs::NrFilePages),
+                ("nr_dirty", Zs::NrFileDirty),
+                ("nr_writeback", Zs::NrWriteback),
+                ("nr_writeback_temp", Zs::NrWritebackTemp),
+                ("nr_shmem", Zs::NrShmem),
+                ("nr_anon_pages", Zs::NrAnonPages),
+                ("nr_unstable", Zs::NrUnstableNfs),
+                ("nr_vmscan_write", Zs::NrVmscanWrite),
+                ("nr_vmscan_immediate_reclaim", Zs::NrVmscanImmediate),
+                ("nr_dirtied", Zs::NrDirtied),
+                ("nr_written", Zs::NrWritten),
+            ] {
+                p(name, zs(item));
+            }
+            p("nr_dirty_threshold", g.dirty_thresh);
+            p("nr_dirty_background_threshold", g.bg_thresh);
+        }
+    }
+    p("pgpgin", v.get(Ev::Pgpgin));
+    p("pgpgout", v.get(Ev::Pgpgout));
+    p("pswpin", v.get(Ev::Pswpin));
+    p("pswpout", v.get(Ev::Pswpout));
+    push_zones(&mut out, "pgalloc", era, present, |zt| v.zget(Zev::Pgalloc, zt));
+    let mut p = |name: &str, val: u64| out.push((name.to_string(), val));
+    p("pgfree", v.get(Ev::Pgfree));
+    p("pgactivate", v.get(Ev::Pgactivate));
+    p("pgdeactivate", v.get(Ev::Pgdeactivate));
+    p("pgfault", v.get(Ev::Pgfault));
+    p("pgmajfault", v.get(Ev::Pgmajfault));
+    match era {
+        Era::V411 => {
+            p("pgrefill", v.ztotal(Zev::Pgrefill));
+            p("pgsteal_kswapd", v.ztotal(Zev::PgstealKswapd));
+            p("pgsteal_direct", v.ztotal(Zev::PgstealDirect));
+            p("pgscan_kswapd", v.ztotal(Zev::PgscanKswapd));
+            p("pgscan_direct", v.ztotal(Zev::PgscanDirect));
+            p("zone_reclaim_failed", v.get(Ev::ZoneReclaimFailed));
+            p("pginodesteal", v.get(Ev::Pginodesteal));
+            p("slabs_scanned", v.get(Ev::SlabsScanned));
+            p("kswapd_inodesteal", v.get(Ev::KswapdInodesteal));
+            p("kswapd_low_wmark_hit_quickly", v.get(Ev::KswapdLowWmarkHitQuickly));
+            p("kswapd_high_wmark_hit_quickly", v.get(Ev::KswapdHighWmarkHitQuickly));
+            p("pageoutrun", v.get(Ev::Pageoutrun));
+            p("pgrotated", v.get(Ev::Pgrotated));
+            p("allocstall", v.get(Ev::Allocstall));
         }
         _ => {
-            out.push(("nr_free_pages", g.nr_free_pages));
-            if era == Era::V411 {
-                out.push(("nr_zone_inactive_anon", g.nr_inactive));
-                out.push(("nr_zone_active_anon", g.nr_active));
-            } else {
-                out.push(("nr_inactive_anon", g.nr_inactive));
-                out.push(("nr_active_anon", g.nr_active));
+            push_zones(&mut out, "pgrefill", era, present, |zt| v.zget(Zev::Pgrefill, zt));
+            push_zones(&mut out, "pgsteal", era, present, |zt| v.zget(Zev::PgstealKswapd, zt) + v.zget(Zev::PgstealDirect, zt));
+            push_zones(&mut out, "pgscan_kswapd", era, present, |zt| v.zget(Zev::PgscanKswapd, zt));
+            push_zones(&mut out, "pgscan_direct", era, present, |zt| v.zget(Zev::PgscanDirect, zt));
+            let mut p = |name: &str, val: u64| out.push((name.to_string(), val));
+            if era != Era::V2618 {
+                p("zone_reclaim_failed", v.get(Ev::ZoneReclaimFailed));
             }
-            out.push(("nr_inactive_file", 0));
-            out.push(("nr_active_file", 0));
-            out.push(("nr_anon_pages", g.nr_anon_pages));
-            out.push(("nr_mapped", 0));
-            out.push(("nr_file_pages", 0));
-            out.push(("nr_dirty", 0));
-            out.push(("nr_writeback", 0));
-            out.push(("nr_page_table_pages", g.nr_page_table_pages));
+            p("pginodesteal", v.get(Ev::Pginodesteal));
+            p("slabs_scanned", v.get(Ev::SlabsScanned));
+            p("kswapd_steal", v.get(Ev::KswapdSteal));
+            p("kswapd_inodesteal", v.get(Ev::KswapdInodesteal));
+            if era != Era::V2618 {
+                p("kswapd_low_wmark_hit_quickly", v.get(Ev::KswapdLowWmarkHitQuickly));
+                p("kswapd_high_wmark_hit_quickly", v.get(Ev::KswapdHighWmarkHitQuickly));
+                p("kswapd_skip_congestion_wait", v.get(Ev::KswapdSkipCongestionWait));
+            }
+            p("pageoutrun", v.get(Ev::Pageoutrun));
+            p("allocstall", v.get(Ev::Allocstall));
+            p("pgrotated", v.get(Ev::Pgrotated));
+            if era != Era::V2618 {
+                p("compact_blocks_moved", v.get(Ev::CompactBlocksMoved));
+                p("compact_pages_moved", v.get(Ev::CompactPagesMoved));
+                p("compact_pagemigrate_failed", v.get(Ev::CompactPagemigrateFailed));
+                p("compact_stall", v.get(Ev::CompactStall));
+                p("compact_fail", v.get(Ev::CompactFail));
+                p("compact_success", v.get(Ev::CompactSuccess));
+            }
         }
     }
-    out.push(("numa_hit", v.get(Ev::NumaHit)));
-    out.push(("numa_miss", v.get(Ev::NumaMiss)));
-    out.push(("numa_foreign", v.get(Ev::NumaForeign)));
-    out.push(("numa_interleave", v.get(Ev::NumaInterleave)));
-    out.push(("numa_local", v.get(Ev::NumaLocal)));
-    out.push(("numa_other", v.get(Ev::NumaOther)));
-    out.push(("pgpgin", 0));
-    out.push(("pgpgout", 0));
-    out.push(("pswpin", 0));
-    out.push(("pswpout", 0));
-    // pgalloc_* rows exist for the zone types the kernel was built with.
-    let names = ["pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_high", "pgalloc_movable"];
-    let evs = [Ev::PgallocDma, Ev::PgallocDma32, Ev::PgallocNormal, Ev::PgallocHigh, Ev::PgallocMovable];
-    for zt in 0..5 {
-        let built = match (era, zt) {
-            (_, 0) | (_, 2) => true,
-            (_, 1) => zone_types_present[1],
-            (_, 3) => zone_types_present[3],
-            (Era::V2618, 4) => false,
-            (_, 4) => true,
-            _ => false,
-        };
-        if built {
-            out.push((names[zt], v.get(evs[zt])));
-        }
-    }
-    out.push(("pgfree", v.get(Ev::Pgfree)));
-    out.push(("pgactivate", v.get(Ev::Pgactivate)));
-    out.push(("pgdeactivate", v.get(Ev::Pgdeactivate)));
-    out.push(("pgfault", v.get(Ev::Pgfault)));
-    out.push(("pgmajfault", v.get(Ev::Pgmajfault)));
-    // Reclaim is not simulated yet: these rows exist and stay 0. Before 4.8
-    // they are per zone type; from 4.8 per node (one row each).
-    if era == Era::V411 {
-        out.push(("pgsteal_kswapd", 0));
-        out.push(("pgsteal_direct", 0));
-        out.push(("pgscan_kswapd", 0));
-        out.push(("pgscan_direct", 0));
-    } else {
-        let built: Vec<usize> = (0..5)
-            .filter(|&zt| match zt {
-                0 | 2 => true,
-                1 | 3 => zone_types_present[zt],
-                _ => era != Era::V2618,
-            })
-            .collect();
-        const STEAL: [&str; 5] = ["pgsteal_dma", "pgsteal_dma32", "pgsteal_normal", "pgsteal_high", "pgsteal_movable"];
-        const KSW: [&str; 5] = [
-            "pgscan_kswapd_dma",
-            "pgscan_kswapd_dma32",
-            "pgscan_kswapd_normal",
-            "pgscan_kswapd_high",
-            "pgscan_kswapd_movable",
-        ];
-        const DIR: [&str; 5] = [
-            "pgscan_direct_dma",
-            "pgscan_direct_dma32",
-            "pgscan_direct_normal",
-            "pgscan_direct_high",
-            "pgscan_direct_movable",
-        ];
-        for &zt in &built {
-            out.push((STEAL[zt], 0));
-        }
-        for &zt in &built {
-            out.push((KSW[zt], 0));
-        }
-        for &zt in &built {
-            out.push((DIR[zt], 0));
-        }
-    }
-    out.push(("slabs_scanned", 0));
-    if era == Era::V2618 {
-        out.push(("kswapd_steal", 0));
-    }
-    out.push(("pageoutrun", v.get(Ev::Pageoutrun)));
-    out.push(("allocstall", v.get(Ev::Allocstall)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_0_rows_sum_pgsteal_and_keep_kernel_order() {
+        let mut v = VmStat::default();
+        v.zadd(Zev::PgstealDirect, 2, 5);
+        v.zadd(Zev::PgstealKswapd, 2, 7);
+        v.add(Ev::KswapdSteal, 7);
+        let zs = [0i64; NR_ZS];
+        let rows = rows(Era::V30, &v, &Gauges { zs: &zs, dirty_thresh: 3, bg_thresh: 1 }, &[true, true, true, false, false]);
+        let get = |n: &str| rows.iter().find(|(k, _)| k == n).map(|r| r.1);
+        assert_eq!(get("pgsteal_normal"), Some(12));
+        assert_eq!(get("kswapd_steal"), Some(7));
+        assert_eq!(get("nr_dirty_threshold"), Some(3));
+        let pos = |n: &str| rows.iter().position(|(k, _)| k == n).unwrap();
+        assert!(pos("nr_free_pages") < pos("numa_hit"));
+        assert!(pos("pgscan_direct_normal") < pos("zone_reclaim_failed"));
+        assert!(pos("pgalloc_movable") < pos("pgfree"));
+        assert!(get("pgalloc_high").is_none(), "no highmem on x86-64");
+    }
 }

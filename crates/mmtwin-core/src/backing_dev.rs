@@ -1,0 +1,68 @@
+//! Congestion waits (mm/backing-dev.c, 3.0): congestion_wait and
+//! wait_iff_congested, with their writeback_* tracepoints emitted when the
+//! sleeper resumes (usec_delayed is the time it really slept).
+
+use crate::block::Dir;
+use crate::cost::Ctx;
+use crate::kernel::Kernel;
+use crate::sched::{Next, Wq};
+use crate::trace::{TraceRec, Tp};
+
+/// A congestion wait in progress, reported when the task runs again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PendingWait {
+    pub active: bool,
+    pub iff: bool,
+    pub start: u64,
+    pub timeout: u64,
+}
+
+pub const BLK_RW_ASYNC: usize = 0;
+
+impl Kernel {
+    /// congestion_wait(BLK_RW_ASYNC, timeout): sleep until a queue stops
+    /// being congested or the timeout passes.
+    pub fn congestion_wait(&mut self, ctx: &mut Ctx, timeout: u64) -> Next {
+        let now = ctx.clock();
+        self.pending_wait(ctx.pid, false, now, timeout);
+        Next::Sleep { until: Some(now + timeout), wq: Some(Wq::Congestion(BLK_RW_ASYNC)), io: true }
+    }
+
+    /// wait_iff_congested: sleep as congestion_wait only if some backing
+    /// device is write-congested and the zone was marked ZONE_CONGESTED;
+    /// otherwise return at once (None), after cond_resched.
+    pub fn wait_iff_congested(&mut self, ctx: &mut Ctx, zi: usize, timeout: u64) -> Option<Next> {
+        let now = ctx.clock();
+        if !self.blk.any_congested(Dir::Write) || !self.mm.zones[zi].congested {
+            if self.trace.on(Tp::WritebackWaitIffCongested) {
+                self.emit(ctx, &TraceRec::WaitIffCongested { usec_timeout: timeout / 1000, usec_delayed: 0 });
+            }
+            return None;
+        }
+        self.pending_wait(ctx.pid, true, now, timeout);
+        Some(Next::Sleep { until: Some(now + timeout), wq: Some(Wq::Congestion(BLK_RW_ASYNC)), io: true })
+    }
+
+    fn pending_wait(&mut self, pid: u32, iff: bool, start: u64, timeout: u64) {
+        self.kt[pid as usize].wait = PendingWait { active: true, iff, start, timeout };
+    }
+
+    /// Called at the start of a task's step: report a finished congestion wait.
+    pub fn finish_pending_wait(&mut self, ctx: &Ctx) {
+        let w = self.kt[ctx.pid as usize].wait;
+        if !w.active {
+            return;
+        }
+        self.kt[ctx.pid as usize].wait.active = false;
+        let tp = if w.iff { Tp::WritebackWaitIffCongested } else { Tp::WritebackCongestionWait };
+        if self.trace.on(tp) {
+            let delayed = (ctx.now - w.start) / 1000;
+            let rec = if w.iff {
+                TraceRec::WaitIffCongested { usec_timeout: w.timeout / 1000, usec_delayed: delayed }
+            } else {
+                TraceRec::CongestionWait { usec_timeout: w.timeout / 1000, usec_delayed: delayed }
+            };
+            self.emit(ctx, &rec);
+        }
+    }
+}

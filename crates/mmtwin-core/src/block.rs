@@ -1,0 +1,743 @@
+//! The block layer: one request queue per device, a back-merging FIFO
+//! elevator, md RAID-0 striping, request-count congestion (3.0 semantics).
+//!
+//! Behaviour follows Linux 3.0 (`block/blk-core.c`, `block/blk.h`,
+//! `drivers/md/raid0.c`), simplified:
+//! * A bio is merged onto the tail of a queued (not yet started) request of
+//!   the same direction that ends exactly where the bio begins, if the result
+//!   fits in `max_sectors_kib` (the elevator's back merge, `ll_back_merge_fn`).
+//!   Otherwise it needs a new request: at most `nr_requests` are allocated per
+//!   direction (`rl->count[sync]`; reads are SYNC, writeback is ASYNC), and
+//!   a bio finding its direction full is refused ([`Submit::Full`]); the
+//!   caller sleeps as in `get_request_wait` until a request of that direction
+//!   completes. The 3.0 "batching" allowance beyond `nr_requests` is not modelled.
+//! * Congestion per direction is set when the allocated count reaches
+//!   `nr_congestion_on` (in `get_request`) and cleared when it falls below
+//!   `nr_congestion_off` (in `__freed_request`); see [`congestion_thresholds`].
+//! * With `disks: N > 1` the device is an md RAID-0 of N identical disks.
+//!   A request's sectors are split at chunk boundaries and mapped as
+//!   `raid0.c:map_sector` does for a single strip zone. Each member disk
+//!   serves one piece at a time, FIFO; a request contributes at most one
+//!   (contiguous) piece per disk, and completes when all its pieces have.
+//! * A piece costs `access_us` unless it starts exactly where the previous
+//!   piece served by that disk ended, plus its bytes at `bandwidth_mib_s`.
+//!
+//! Callers should run `complete(now)` before `submit(now, ..)`: a piece never
+//! starts before the submit time of its request's latest bio, so a late
+//! `complete` cannot start work in the past, but it can delay it.
+//!
+//! Storage is preallocated per queue (`2 * nr_requests` request slots with
+//! room for `max_sectors_kib` of pfns each): no allocation per bio. All
+//! orders are fixed (slot index, disk index, request sequence number).
+
+use std::collections::VecDeque;
+
+/// One block device (a request queue), as given in the run specification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceSpec {
+    pub name: String,
+    /// 1 = plain disk; N > 1 = md RAID-0 over N identical disks.
+    pub disks: u32,
+    /// RAID-0 chunk size (ignored for one disk).
+    pub chunk_kib: u32,
+    /// Per disk media rate.
+    pub bandwidth_mib_s: u32,
+    /// Per disk cost of a piece not contiguous with the previous one.
+    pub access_us: u32,
+    /// Queue depth per direction.
+    pub nr_requests: u32,
+    /// Largest request after merging.
+    pub max_sectors_kib: u32,
+    pub size_mib: u64,
+}
+
+/// Direction of a bio. Reads are BLK_RW_SYNC, writes (writeback) BLK_RW_ASYNC.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Dir {
+    #[default]
+    Read,
+    Write,
+}
+
+impl Dir {
+    /// Index for per-direction arrays and edge bits: Read = 0, Write = 1.
+    #[inline]
+    pub fn idx(self) -> usize {
+        self as usize
+    }
+}
+
+/// Outcome of [`BlockLayer::submit`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Submit {
+    /// Back-merged into a queued request.
+    Merged,
+    /// A new request was allocated.
+    Queued,
+    /// Nothing was queued: the direction's request list is full. Retry after
+    /// a request of that direction completes.
+    Full,
+}
+
+/// One completed bio. Its pfns are `BlockLayer::pages(&c)`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Completion {
+    pub dev: u16,
+    pub dir: Dir,
+    pub tag: u32,
+    /// Offset of the bio's pfns in the completion buffer.
+    pub first_page: u32,
+    pub nr_pages: u32,
+}
+
+/// Per-device counters, indexed by [`Dir::idx`].
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct DevStats {
+    /// Sectors submitted (counted at submit, as `submit_bio`).
+    pub sectors: [u64; 2],
+    /// Requests allocated.
+    pub requests: [u64; 2],
+    /// Bios back-merged into an existing request.
+    pub merges: [u64; 2],
+    /// Requests completed.
+    pub completed: [u64; 2],
+}
+
+/// 3.0 `blk_queue_congestion_threshold`: (on, off) from `nr_requests`.
+/// on = nr - nr/8 + 1 (at most nr); off = nr - nr/8 - nr/16 - 1 (at least 1).
+pub fn congestion_thresholds(nr_requests: u32) -> (u32, u32) {
+    let nr = i64::from(nr_requests);
+    let on = (nr - nr / 8 + 1).min(nr);
+    let off = (nr - nr / 8 - nr / 16 - 1).max(1);
+    (on as u32, off as u32)
+}
+
+/// Bit of `(dev, dir)` in the mask returned by [`BlockLayer::take_uncongested_edges`].
+#[inline]
+pub fn edge_bit(dev: usize, dir: Dir) -> u32 {
+    1 << (2 * dev + dir.idx())
+}
+
+const NO_POS: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Req {
+    in_use: bool,
+    started: bool,
+    dir: Dir,
+    seq: u64,
+    /// First block (page) on the device and length in pages.
+    block: u64,
+    npages: u32,
+    nbios: u32,
+    /// Submit time of the latest bio: no piece starts before it.
+    arrive: u64,
+    /// Pieces not yet completed.
+    pending: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Disk {
+    /// Slots with a piece on this disk, in dispatch order; the front one is
+    /// in service while `busy`. Invariant: `!busy` implies empty.
+    fifo: VecDeque<u32>,
+    busy: bool,
+    end: u64,
+    svc: u64,
+    /// Disk-local sector after the last piece started (NO_POS: none yet).
+    pos: u64,
+    busy_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    access_ns: u64,
+    bytes_per_s: u64,
+}
+
+impl Timing {
+    fn service(self, pos: u64, start: u64, sectors: u64) -> u64 {
+        let seek = if pos == start { 0 } else { self.access_ns };
+        let xfer = (u128::from(sectors) * 512 * 1_000_000_000).div_ceil(u128::from(self.bytes_per_s));
+        seek + xfer as u64
+    }
+}
+
+struct Queue {
+    n: usize,
+    chunk: u64,
+    maxp: usize,
+    nr: u32,
+    on: u32,
+    off: u32,
+    size_pages: u64,
+    tm: Timing,
+    reqs: Vec<Req>,
+    free: Vec<u32>,
+    /// Per slot, `maxp` entries each: pfns, and per merged bio its tag and length.
+    pfn: Vec<u32>,
+    bio_tag: Vec<u32>,
+    bio_len: Vec<u32>,
+    /// Per slot, `n` entries: (disk-local start sector, sectors); 0 sectors = none.
+    piece: Vec<(u64, u64)>,
+    disks: Vec<Disk>,
+    count: [u32; 2],
+    congested: [bool; 2],
+    hint: usize,
+    seq: u64,
+    /// Exact time of the next request completion (cached).
+    next: Option<u64>,
+    proj: Vec<u64>,
+    stats: DevStats,
+}
+
+impl Queue {
+    fn new(s: &DeviceSpec, page_size: u32) -> Queue {
+        assert!(s.disks >= 1 && s.bandwidth_mib_s > 0 && s.nr_requests > 0, "device {}: bad spec", s.name);
+        assert!(s.disks == 1 || s.chunk_kib > 0, "device {}: chunk_kib must be > 0", s.name);
+        let n = s.disks as usize;
+        let maxp = ((u64::from(s.max_sectors_kib) * 1024 / u64::from(page_size)) as usize).max(1);
+        let slots = 2 * s.nr_requests as usize;
+        let (on, off) = congestion_thresholds(s.nr_requests);
+        let disk = Disk { fifo: VecDeque::with_capacity(slots), busy: false, end: 0, svc: 0, pos: NO_POS, busy_ns: 0 };
+        Queue {
+            n,
+            chunk: if n == 1 { u64::MAX } else { u64::from(s.chunk_kib) * 2 },
+            maxp,
+            nr: s.nr_requests,
+            on,
+            off,
+            size_pages: s.size_mib * (1 << 20) / u64::from(page_size),
+            tm: Timing { access_ns: u64::from(s.access_us) * 1000, bytes_per_s: u64::from(s.bandwidth_mib_s) << 20 },
+            reqs: vec![Req::default(); slots],
+            free: (0..slots as u32).rev().collect(),
+            pfn: vec![0; slots * maxp],
+            bio_tag: vec![0; slots * maxp],
+            bio_len: vec![0; slots * maxp],
+            piece: vec![(0, 0); slots * n],
+            disks: vec![disk; n],
+            count: [0; 2],
+            congested: [false; 2],
+            hint: 0,
+            seq: 0,
+            next: None,
+            proj: vec![0; slots],
+            stats: DevStats::default(),
+        }
+    }
+
+    /// raid0 `map_sector` for one strip zone: (member disk, disk-local sector).
+    fn map(&self, sector: u64) -> (usize, u64) {
+        if self.n == 1 {
+            return (0, sector);
+        }
+        let (chunk, off) = (sector / self.chunk, sector % self.chunk);
+        let n = self.n as u64;
+        ((chunk % n) as usize, (chunk / n) * self.chunk + off)
+    }
+
+    fn mergeable(&self, s: usize, dir: Dir, block: u64, np: usize) -> bool {
+        let r = &self.reqs[s];
+        r.in_use
+            && !r.started
+            && r.dir == dir
+            && r.block + u64::from(r.npages) == block
+            && r.npages as usize + np <= self.maxp
+    }
+
+    /// Append a bio's pfns to slot `s` and add its sectors to the pieces.
+    fn append(&mut self, s: usize, now: u64, pfns: &[u32], tag: u32, spp: u64) {
+        let r = &mut self.reqs[s];
+        let (base, at, b) = (s * self.maxp, r.npages as usize, r.nbios as usize);
+        let sector = (r.block + u64::from(r.npages)) * spp;
+        r.npages += pfns.len() as u32;
+        r.nbios += 1;
+        r.arrive = now;
+        self.pfn[base + at..base + at + pfns.len()].copy_from_slice(pfns);
+        self.bio_tag[base + b] = tag;
+        self.bio_len[base + b] = pfns.len() as u32;
+        let (mut pos, end) = (sector, sector + pfns.len() as u64 * spp);
+        while pos < end {
+            let (d, local) = self.map(pos);
+            let len = (end - pos).min(self.chunk - pos % self.chunk);
+            let p = &mut self.piece[s * self.n + d];
+            if p.1 == 0 {
+                *p = (local, len);
+                self.reqs[s].pending += 1;
+                self.disks[d].fifo.push_back(s as u32);
+            } else {
+                debug_assert_eq!(p.0 + p.1, local, "raid0 piece not contiguous");
+                p.1 += len;
+            }
+            pos += len;
+        }
+        for d in 0..self.n {
+            if !self.disks[d].busy {
+                self.start(d, now);
+            }
+        }
+    }
+
+    /// Start the piece at the front of disk `d`'s FIFO, no earlier than `t`.
+    fn start(&mut self, d: usize, t: u64) {
+        let Some(&s) = self.disks[d].fifo.front() else { return };
+        let (st, len) = self.piece[s as usize * self.n + d];
+        let r = &mut self.reqs[s as usize];
+        r.started = true;
+        let disk = &mut self.disks[d];
+        disk.svc = self.tm.service(disk.pos, st, len);
+        disk.end = t.max(r.arrive) + disk.svc;
+        disk.pos = st + len;
+        disk.busy = true;
+    }
+
+    /// Emit one completion per bio of finished request `s` and free it
+    /// (`freed_request`). True when the direction became uncongested.
+    fn release(&mut self, dev: usize, s: usize, pfns: &mut Vec<u32>, out: &mut Vec<Completion>) -> bool {
+        let r = &mut self.reqs[s];
+        let (base, mut off) = (s * self.maxp, 0);
+        for b in base..base + r.nbios as usize {
+            let len = self.bio_len[b] as usize;
+            let first_page = pfns.len() as u32;
+            pfns.extend_from_slice(&self.pfn[base + off..base + off + len]);
+            out.push(Completion {
+                dev: dev as u16,
+                dir: r.dir,
+                tag: self.bio_tag[b],
+                first_page,
+                nr_pages: len as u32,
+            });
+            off += len;
+        }
+        r.in_use = false;
+        self.piece[s * self.n..(s + 1) * self.n].fill((0, 0));
+        self.free.push(s as u32);
+        let d = r.dir.idx();
+        self.count[d] -= 1;
+        self.stats.completed[d] += 1;
+        // __freed_request: clear below the off threshold.
+        let edge = self.congested[d] && self.count[d] < self.off;
+        self.congested[d] &= !edge;
+        edge
+    }
+
+    /// Recompute `next`: replay every disk's FIFO from its piece in service.
+    fn project(&mut self) {
+        if self.n == 1 {
+            self.next = self.disks[0].busy.then_some(self.disks[0].end);
+            return;
+        }
+        for (d, disk) in self.disks.iter().enumerate().filter(|(_, k)| k.busy) {
+            let (mut t, mut pos) = (disk.end, disk.pos);
+            for (i, &s) in disk.fifo.iter().enumerate() {
+                let s = s as usize;
+                if i > 0 {
+                    let (st, len) = self.piece[s * self.n + d];
+                    t = t.max(self.reqs[s].arrive) + self.tm.service(pos, st, len);
+                    pos = st + len;
+                }
+                self.proj[s] = self.proj[s].max(t);
+            }
+        }
+        self.next = None;
+        for (p, r) in self.proj.iter_mut().zip(&self.reqs) {
+            if r.in_use && *p > 0 {
+                self.next = Some(self.next.map_or(*p, |x| x.min(*p)));
+            }
+            *p = 0;
+        }
+    }
+}
+
+/// All block devices of the machine.
+pub struct BlockLayer {
+    qs: Vec<Queue>,
+    spp: u64,
+    nr_congested: [u32; 2],
+    edges: u32,
+    done_pfns: Vec<u32>,
+    fin: Vec<(u64, u32)>,
+}
+
+impl BlockLayer {
+    /// Build the queues. At most 16 devices (edge bitmask); `page_size` a multiple of 512.
+    pub fn new(devs: &[DeviceSpec], page_size: u32) -> BlockLayer {
+        assert!(devs.len() <= 16 && page_size >= 512 && page_size.is_multiple_of(512));
+        let qs: Vec<Queue> = devs.iter().map(|d| Queue::new(d, page_size)).collect();
+        let slots = qs.iter().map(|q| q.reqs.len()).max().unwrap_or(0);
+        BlockLayer {
+            qs,
+            spp: u64::from(page_size / 512),
+            nr_congested: [0; 2],
+            edges: 0,
+            done_pfns: Vec::new(),
+            fin: Vec::with_capacity(slots),
+        }
+    }
+
+    pub fn nr_devices(&self) -> usize {
+        self.qs.len()
+    }
+
+    /// Largest bio (and request) in pages on `dev`: `max_sectors_kib` in pages.
+    pub fn max_bio_pages(&self, dev: usize) -> u32 {
+        self.qs[dev].maxp as u32
+    }
+
+    /// Submit a bio of `pfns.len()` contiguous pages starting at page `block`.
+    /// Panics if the bio is empty, exceeds [`Self::max_bio_pages`] or the device.
+    pub fn submit(&mut self, now: u64, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32) -> Submit {
+        let spp = self.spp;
+        let q = &mut self.qs[dev];
+        let np = pfns.len();
+        assert!(np >= 1 && np <= q.maxp, "bio of {np} pages (max {})", q.maxp);
+        assert!(block + np as u64 <= q.size_pages, "bio beyond the end of the device");
+        let d = dir.idx();
+        let merge = if q.mergeable(q.hint, dir, block, np) {
+            Some(q.hint)
+        } else {
+            (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, block, np))
+        };
+        let res = if let Some(s) = merge {
+            q.stats.merges[d] += 1;
+            q.hint = s;
+            q.append(s, now, pfns, tag, spp);
+            Submit::Merged
+        } else {
+            if q.count[d] >= q.nr {
+                return Submit::Full;
+            }
+            let s = q.free.pop().expect("a free slot per allocatable request") as usize;
+            q.reqs[s] = Req { in_use: true, dir, seq: q.seq, block, arrive: now, ..Req::default() };
+            q.seq += 1;
+            q.count[d] += 1;
+            q.stats.requests[d] += 1;
+            if q.count[d] >= q.on && !q.congested[d] {
+                q.congested[d] = true;
+                self.nr_congested[d] += 1;
+            }
+            q.hint = s;
+            q.append(s, now, pfns, tag, spp);
+            Submit::Queued
+        };
+        q.stats.sectors[d] += np as u64 * spp;
+        q.project();
+        res
+    }
+
+    /// Exact time of the earliest request completion (None when idle).
+    pub fn next_completion(&self) -> Option<u64> {
+        self.qs.iter().filter_map(|q| q.next).min()
+    }
+
+    /// Complete every request finishing at or before `now`, in time order
+    /// (ties: device, then request submission order), pushing one
+    /// [`Completion`] per merged bio. Starts queued pieces as disks free up.
+    /// Pfns of earlier completions ([`Self::pages`]) are discarded first.
+    pub fn complete(&mut self, now: u64, out: &mut Vec<Completion>) {
+        self.done_pfns.clear();
+        loop {
+            let t = self.qs.iter().flat_map(|q| q.disks.iter()).filter(|k| k.busy).map(|k| k.end).min();
+            let Some(t) = t.filter(|&t| t <= now) else { break };
+            for (qi, q) in self.qs.iter_mut().enumerate() {
+                self.fin.clear();
+                let mut touched = false;
+                for d in 0..q.n {
+                    if !(q.disks[d].busy && q.disks[d].end == t) {
+                        continue;
+                    }
+                    touched = true;
+                    let disk = &mut q.disks[d];
+                    disk.busy = false;
+                    disk.busy_ns += disk.svc;
+                    let s = disk.fifo.pop_front().expect("piece in service") as usize;
+                    q.reqs[s].pending -= 1;
+                    if q.reqs[s].pending == 0 {
+                        self.fin.push((q.reqs[s].seq, s as u32));
+                    }
+                    q.start(d, t);
+                }
+                self.fin.sort_unstable();
+                for &(_, s) in &self.fin {
+                    if q.release(qi, s as usize, &mut self.done_pfns, out) {
+                        self.nr_congested[q.reqs[s as usize].dir.idx()] -= 1;
+                        self.edges |= edge_bit(qi, q.reqs[s as usize].dir);
+                    }
+                }
+                if touched {
+                    q.project();
+                }
+            }
+        }
+    }
+
+    /// The pfns of a completion; valid until the next `complete()` call.
+    pub fn pages(&self, c: &Completion) -> &[u32] {
+        &self.done_pfns[c.first_page as usize..(c.first_page + c.nr_pages) as usize]
+    }
+
+    /// `bdi_congested` for the direction (Read = sync, Write = async).
+    pub fn congested(&self, dev: usize, dir: Dir) -> bool {
+        self.qs[dev].congested[dir.idx()]
+    }
+
+    /// `nr_bdi_congested[dir] > 0`.
+    pub fn any_congested(&self, dir: Dir) -> bool {
+        self.nr_congested[dir.idx()] > 0
+    }
+
+    /// Mask of [`edge_bit`]`(dev, dir)` for every queue that became
+    /// uncongested since the last call (wake `congestion_wait` sleepers).
+    pub fn take_uncongested_edges(&mut self) -> u32 {
+        std::mem::take(&mut self.edges)
+    }
+
+    /// Allocated requests of the direction (`rl->count`).
+    pub fn in_flight(&self, dev: usize, dir: Dir) -> u32 {
+        self.qs[dev].count[dir.idx()]
+    }
+
+    pub fn stats(&self, dev: usize) -> DevStats {
+        self.qs[dev].stats
+    }
+
+    /// Time member `disk` of `dev` spent serving completed pieces (ns).
+    pub fn disk_busy_ns(&self, dev: usize, disk: usize) -> u64 {
+        self.qs[dev].disks[disk].busy_ns
+    }
+
+    /// pgpgin as /proc/vmstat shows it: sectors read / 2.
+    pub fn kib_read(&self) -> u64 {
+        self.qs.iter().map(|q| q.stats.sectors[0]).sum::<u64>() / 2
+    }
+
+    /// pgpgout: sectors written / 2.
+    pub fn kib_written(&self) -> u64 {
+        self.qs.iter().map(|q| q.stats.sectors[1]).sum::<u64>() / 2
+    }
+
+    /// Memory held by the block layer's preallocated state.
+    pub fn state_bytes(&self) -> u64 {
+        let q_bytes = |q: &Queue| {
+            4 * (q.pfn.capacity() + q.bio_tag.capacity() + q.bio_len.capacity() + q.free.capacity())
+                + 16 * q.piece.capacity()
+                + 8 * q.proj.capacity()
+                + std::mem::size_of::<Req>() * q.reqs.capacity()
+                + q.disks.iter().map(|k| std::mem::size_of::<Disk>() + 4 * k.fifo.capacity()).sum::<usize>()
+                + std::mem::size_of::<Queue>()
+        };
+        let b = self.qs.iter().map(q_bytes).sum::<usize>() + 4 * self.done_pfns.capacity() + 16 * self.fin.capacity();
+        b as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 125 MiB/s with 4 KiB pages: one page = 31_250 ns; access 5 ms.
+    const PG: u64 = 31_250;
+    const ACC: u64 = 5_000_000;
+
+    fn spec(disks: u32, nr: u32, max_kib: u32) -> DeviceSpec {
+        DeviceSpec {
+            name: "sda".into(),
+            disks,
+            chunk_kib: 64,
+            bandwidth_mib_s: 125,
+            access_us: 5000,
+            nr_requests: nr,
+            max_sectors_kib: max_kib,
+            size_mib: 1024,
+        }
+    }
+
+    /// (time, dev, tag, pfns) per completion.
+    type Log = Vec<(u64, u16, u32, Vec<u32>)>;
+
+    /// Drain everything.
+    fn drain(b: &mut BlockLayer) -> Log {
+        let (mut v, mut out) = (Vec::new(), Vec::new());
+        while let Some(t) = b.next_completion() {
+            out.clear();
+            b.complete(t, &mut out);
+            assert!(!out.is_empty(), "next_completion must be exact");
+            v.extend(out.iter().map(|c| (t, c.dev, c.tag, b.pages(c).to_vec())));
+        }
+        v
+    }
+
+    #[test]
+    fn plain_disk_sequential_and_random() {
+        let mut b = BlockLayer::new(&[spec(1, 128, 512)], 4096);
+        assert_eq!(b.submit(0, 0, Dir::Write, 0, &[10], 1), Submit::Queued); // starts at once
+        assert_eq!(b.submit(0, 0, Dir::Write, 1, &[11], 2), Submit::Queued); // A started: no merge
+        assert_eq!(b.submit(0, 0, Dir::Write, 2, &[12], 3), Submit::Merged);
+        assert_eq!(b.submit(0, 0, Dir::Write, 100, &[13], 4), Submit::Queued); // random
+        assert_eq!(b.next_completion(), Some(ACC + PG));
+        let v = drain(&mut b);
+        let t1 = ACC + PG;
+        let t2 = t1 + 2 * PG; // contiguous with A: no access
+        let t3 = t2 + ACC + PG;
+        assert_eq!(v, vec![(t1, 0, 1, vec![10]), (t2, 0, 2, vec![11]), (t2, 0, 3, vec![12]), (t3, 0, 4, vec![13])]);
+        assert_eq!(b.disk_busy_ns(0, 0), t3);
+        assert_eq!(b.stats(0).requests[1], 3);
+        assert_eq!(b.stats(0).merges[1], 1);
+        assert_eq!(b.kib_written(), 16);
+        // Idle disk later: a late submit starts at its own time.
+        b.submit(t3 + 7, 0, Dir::Read, 101, &[1], 5);
+        assert_eq!(b.next_completion(), Some(t3 + 7 + PG)); // head sits at 101
+    }
+
+    #[test]
+    fn back_merge_limits() {
+        let mut b = BlockLayer::new(&[spec(1, 128, 16)], 4096); // 4 pages max
+        assert_eq!(b.max_bio_pages(0), 4);
+        b.submit(0, 0, Dir::Write, 50, &[0], 0);
+        let r: Vec<Submit> = (0..6).map(|i| b.submit(0, 0, Dir::Write, i, &[i as u32], 1)).collect();
+        use Submit::*;
+        assert_eq!(r, vec![Queued, Merged, Merged, Merged, Queued, Merged]);
+        assert_eq!(b.submit(0, 0, Dir::Read, 6, &[6], 2), Queued); // other direction
+        assert_eq!(b.submit(0, 0, Dir::Write, 8, &[8], 3), Queued); // gap
+        assert_eq!(b.submit(0, 0, Dir::Write, 9, &[9, 10, 11], 4), Merged);
+        assert_eq!(b.submit(0, 0, Dir::Write, 12, &[12], 5), Queued); // would be 5 pages
+        assert_eq!(b.in_flight(0, Dir::Write), 5);
+        let v = drain(&mut b);
+        let tags: Vec<u32> = v.iter().map(|x| x.2).collect();
+        assert_eq!(tags, vec![0, 1, 1, 1, 1, 1, 1, 2, 3, 4, 5]);
+        assert_eq!(v[8].3, vec![8]);
+        assert_eq!(v[9].3, vec![9, 10, 11]);
+        assert_eq!(v[1].0, v[4].0); // one request of four bios
+    }
+
+    #[test]
+    fn full_and_recovery() {
+        let mut b = BlockLayer::new(&[spec(1, 4, 512)], 4096);
+        for i in 0..4 {
+            assert_eq!(b.submit(0, 0, Dir::Write, 10 * i, &[0], 0), Submit::Queued);
+        }
+        assert_eq!(b.submit(0, 0, Dir::Write, 100, &[0], 0), Submit::Full);
+        assert_eq!(b.submit(0, 0, Dir::Write, 31, &[0], 0), Submit::Merged); // merge needs no request
+        assert_eq!(b.submit(0, 0, Dir::Read, 200, &[0], 0), Submit::Queued); // reads counted apart
+        assert_eq!(b.in_flight(0, Dir::Write), 4);
+        assert_eq!(b.kib_written(), 20);
+        let mut out = Vec::new();
+        b.complete(b.next_completion().unwrap(), &mut out);
+        assert_eq!((out.len(), b.in_flight(0, Dir::Write)), (1, 3));
+        assert_eq!(b.submit(ACC + PG, 0, Dir::Write, 100, &[0], 0), Submit::Queued);
+    }
+
+    #[test]
+    fn congestion_thresholds_3_0() {
+        assert_eq!(congestion_thresholds(128), (113, 103));
+        assert_eq!(congestion_thresholds(4), (4, 3));
+        assert_eq!(congestion_thresholds(1), (1, 1));
+        let mut b = BlockLayer::new(&[spec(1, 128, 512), spec(1, 128, 512)], 4096);
+        for i in 0..112 {
+            b.submit(0, 1, Dir::Write, 2 * i, &[0], 0);
+        }
+        assert!(!b.congested(1, Dir::Write) && !b.any_congested(Dir::Write));
+        b.submit(0, 1, Dir::Write, 500, &[0], 0);
+        assert!(b.congested(1, Dir::Write) && b.any_congested(Dir::Write));
+        assert!(!b.congested(0, Dir::Write) && !b.any_congested(Dir::Read));
+        let mut out = Vec::new();
+        while b.in_flight(1, Dir::Write) > 103 {
+            b.complete(b.next_completion().unwrap(), &mut out);
+        }
+        assert!(b.congested(1, Dir::Write)); // 103 is not below off
+        assert_eq!(b.take_uncongested_edges(), 0);
+        b.complete(b.next_completion().unwrap(), &mut out);
+        assert_eq!(b.in_flight(1, Dir::Write), 102);
+        assert!(!b.congested(1, Dir::Write) && !b.any_congested(Dir::Write));
+        assert_eq!(b.take_uncongested_edges(), edge_bit(1, Dir::Write));
+        assert_eq!(b.take_uncongested_edges(), 0);
+        // Hysteresis: back to 112 stays uncongested, 113 congests again.
+        for i in 0..10 {
+            b.submit(b.next_completion().unwrap() - 1, 1, Dir::Write, 1000 + 2 * i, &[0], 0);
+        }
+        assert!(!b.congested(1, Dir::Write));
+        b.submit(b.next_completion().unwrap() - 1, 1, Dir::Write, 2000, &[0], 0);
+        assert!(b.congested(1, Dir::Write));
+    }
+
+    #[test]
+    fn raid0_split_and_parallel() {
+        let mut b = BlockLayer::new(&[spec(4, 128, 1024)], 4096); // chunk 64 KiB = 16 pages = 128 sectors
+        let q = &b.qs[0];
+        assert_eq!(q.map(5 * 128 + 24), (1, 128 + 24)); // chunk 5 -> disk 1, second local chunk
+        assert_eq!(q.map(3 * 128), (3, 0));
+        let pfns: Vec<u32> = (0..64).collect();
+        assert_eq!(b.submit(0, 0, Dir::Write, 0, &pfns, 7), Submit::Queued);
+        let t1 = ACC + 16 * PG; // four 16-page pieces in parallel
+        assert_eq!(b.next_completion(), Some(t1));
+        // 24 pages at block 72: chunk 4 from page 8 (disk 0, local pages 24..32,
+        // not where disk 0 stopped: access) and chunk 5 (disk 1, local 16..32, contiguous).
+        assert_eq!(b.submit(0, 0, Dir::Write, 72, &pfns[..24], 8), Submit::Queued);
+        // Merged: 4 more pages in chunk 6 (disk 2, local 16..20, contiguous).
+        assert_eq!(b.submit(0, 0, Dir::Write, 96, &pfns[..4], 9), Submit::Merged);
+        let t2 = t1 + ACC + 8 * PG; // disk 0; disks 1 and 2 finish at t1 + 16 PG, t1 + 4 PG
+        let v = drain(&mut b);
+        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), vec![(t1, 7), (t2, 8), (t2, 9)]);
+        assert_eq!(v[0].3, pfns);
+        assert_eq!(v[1].3, &pfns[..24]);
+        assert_eq!(b.disk_busy_ns(0, 1), t1 + 16 * PG);
+        assert_eq!(b.disk_busy_ns(0, 2), t1 + 4 * PG);
+        assert_eq!(b.disk_busy_ns(0, 3), t1);
+    }
+
+    #[test]
+    fn raid0_pending_pieces_exact_and_ordered() {
+        // Chunk 16 pages: device pages 0..16 -> disk 0 local 0..16, 16..32 -> disk 1
+        // local 0..16, 32..48 -> disk 0 local 16..32, 48..64 -> disk 1 local 16..32.
+        let mut b = BlockLayer::new(&[spec(2, 16, 512)], 4096);
+        b.submit(0, 0, Dir::Write, 0, &[0; 16], 1); // A: disk 0 L0..16
+        b.submit(0, 0, Dir::Write, 24, &[0; 16], 2); // B: disk 1 L8..16 starts; disk 0 L16..24 waits for A
+        assert_eq!(b.submit(0, 0, Dir::Write, 40, &[0; 1], 9), Submit::Queued); // B started: no merge
+                                                                                // C: disk 1 L16..19, after B's piece there, contiguous. The first event
+                                                                                // (B's disk-1 piece at ACC + 8 PG) completes nothing: next_completion
+                                                                                // skips it and reports C.
+        b.submit(0, 0, Dir::Read, 48, &[0; 3], 3);
+        assert_eq!(b.next_completion(), Some(ACC + 11 * PG));
+        let v = drain(&mut b);
+        let want = [(ACC + 11 * PG, 3), (ACC + 16 * PG, 1), (ACC + 24 * PG, 2), (ACC + 25 * PG, 9)];
+        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), want);
+        // Ties across disks come out in request order, not disk order.
+        let mut b = BlockLayer::new(&[spec(2, 16, 512)], 4096);
+        b.submit(0, 0, Dir::Write, 16, &[0; 4], 1); // disk 1
+        b.submit(0, 0, Dir::Write, 0, &[0; 4], 2); // disk 0
+        let v = drain(&mut b);
+        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), vec![(ACC + 4 * PG, 1), (ACC + 4 * PG, 2)]);
+    }
+
+    fn workload(raid: u32) -> (Log, u64, DevStats) {
+        let mut b = BlockLayer::new(&[spec(raid, 8, 64), spec(1, 8, 64)], 4096);
+        let (mut x, mut t, mut log, mut out) = (12345u64, 0u64, Vec::new(), Vec::new());
+        for i in 0..2000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            t += (x >> 40) % 3_000_000;
+            while b.next_completion().is_some_and(|c| c <= t) {
+                out.clear();
+                let c = b.next_completion().unwrap();
+                b.complete(c, &mut out);
+                assert!(!out.is_empty());
+                log.extend(out.iter().map(|o| (c, o.dev, o.tag, b.pages(o).to_vec())));
+            }
+            let dir = if x >> 63 == 0 { Dir::Write } else { Dir::Read };
+            let block = if (x >> 20) % 4 == 0 { (x >> 24) % 100_000 } else { u64::from(i) * 2 };
+            let n = 1 + (x >> 8) % 4;
+            let pf: Vec<u32> = (0..n as u32).map(|k| i * 8 + k).collect();
+            let _ = b.submit(t, ((x >> 12) % 2) as usize, dir, block, &pf, i);
+        }
+        log.extend(drain(&mut b));
+        (log, b.state_bytes(), b.stats(0))
+    }
+
+    #[test]
+    fn deterministic() {
+        for raid in [1, 3] {
+            let a = workload(raid);
+            assert_eq!(a, workload(raid));
+            assert!(a.0.len() > 1000 && a.2.merges[1] > 0);
+        }
+    }
+}

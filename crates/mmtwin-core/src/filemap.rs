@@ -1,0 +1,304 @@
+//! The page cache (mm/filemap.c, mm/truncate.c): a two-level radix tree per
+//! inode (chunks of 64 slots from a shared pool), add_to_page_cache_lru,
+//! __remove_from_page_cache, buffered write (generic_perform_write), read
+//! with readahead, truncate_inode_pages and invalidate_mapping_pages.
+
+use crate::alloc::gfp;
+use crate::block::{Dir, Submit};
+use crate::cost::Ctx;
+use crate::kernel::Kernel;
+use crate::page::*;
+use crate::page_alloc::AllocRes;
+use crate::sched::{Next, Wq};
+use crate::vmstat::*;
+
+const CHUNK: usize = 64;
+
+pub struct PageCache {
+    chunks: Vec<[u32; CHUNK]>,
+    used: Vec<u8>,
+    free: Vec<u32>,
+}
+
+impl Default for PageCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PageCache {
+    pub fn new() -> PageCache {
+        PageCache { chunks: Vec::new(), used: Vec::new(), free: Vec::new() }
+    }
+    pub fn state_bytes(&self) -> u64 {
+        (self.chunks.len() * (CHUNK * 4 + 1) + self.free.len() * 4) as u64
+    }
+}
+
+/// Readahead window (read_ahead_kb = 128 KiB).
+pub const READAHEAD_KIB: u64 = 128;
+
+/// The outcome of a file operation on one page.
+pub enum PageOp {
+    Done,
+    Sleep(Next),
+    Oom,
+}
+
+impl Kernel {
+    pub fn find_get_page(&self, ino: u32, index: u64) -> Option<u32> {
+        let i = &self.fs.inodes[ino as usize];
+        let c = (index as usize) / CHUNK;
+        let id = *i.radix.get(c)?;
+        if id == NIL {
+            return None;
+        }
+        let p = self.pc.chunks[id as usize][(index as usize) % CHUNK];
+        (p != NIL).then_some(p)
+    }
+
+    fn radix_insert(&mut self, ino: u32, index: u64, p: u32) {
+        let c = (index as usize) / CHUNK;
+        let radix = &mut self.fs.inodes[ino as usize].radix;
+        if radix.len() <= c {
+            radix.resize(c + 1, NIL);
+        }
+        if radix[c] == NIL {
+            let id = match self.pc.free.pop() {
+                Some(id) => id,
+                None => {
+                    self.pc.chunks.push([NIL; CHUNK]);
+                    self.pc.used.push(0);
+                    (self.pc.chunks.len() - 1) as u32
+                }
+            };
+            self.fs.inodes[ino as usize].radix[c] = id;
+        }
+        let id = self.fs.inodes[ino as usize].radix[c] as usize;
+        self.pc.chunks[id][(index as usize) % CHUNK] = p;
+        self.pc.used[id] += 1;
+    }
+
+    fn radix_delete(&mut self, ino: u32, index: u64) {
+        let c = (index as usize) / CHUNK;
+        let id = self.fs.inodes[ino as usize].radix[c] as usize;
+        self.pc.chunks[id][(index as usize) % CHUNK] = NIL;
+        self.pc.used[id] -= 1;
+        if self.pc.used[id] == 0 {
+            self.pc.free.push(id as u32);
+            self.fs.inodes[ino as usize].radix[c] = NIL;
+        }
+    }
+
+    /// add_to_page_cache_lru: a new page for (ino, index), on the inactive file list.
+    pub fn add_to_page_cache_lru(&mut self, ctx: &mut Ctx, p: u32, zi: usize, ino: u32, index: u64) {
+        ctx.sys += self.cost.page_cache_ns;
+        self.mm.pages.flags[p as usize] = PG_FILE;
+        self.mm.pages.owner[p as usize] = ino;
+        self.mm.pages.index[p as usize] = index as u32;
+        self.radix_insert(ino, index, p);
+        self.fs.inodes[ino as usize].nrpages += 1;
+        self.zs_add(zi, Zs::NrFilePages, 1);
+        self.mm.census.held -= 1;
+        self.lru_cache_add(ctx, p, LRU_INACTIVE_FILE);
+    }
+
+    /// __remove_from_page_cache for a page-cache page (no-op otherwise).
+    pub fn delete_from_page_cache(&mut self, ctx: &mut Ctx, p: u32) {
+        if !self.mm.pages.test(p, PG_FILE) {
+            return;
+        }
+        ctx.sys += self.cost.page_cache_ns;
+        let ino = self.mm.pages.owner[p as usize];
+        let index = self.mm.pages.index[p as usize] as u64;
+        self.radix_delete(ino, index);
+        let zi = self.mm.zone_of(p);
+        self.zs_add(zi, Zs::NrFilePages, -1);
+        if self.mm.pages.test(p, PG_MAPPED) {
+            self.page_remove_rmap(ctx, p);
+        }
+        if self.mm.pages.test(p, PG_DIRTY) {
+            // cancel_dirty_page
+            self.clear_page_dirty_for_io(p);
+        }
+        self.fs.inodes[ino as usize].nrpages -= 1;
+        self.mm.pages.clear(p, PG_FILE);
+        self.mm.pages.owner[p as usize] = NIL;
+    }
+
+    /// Allocate a page-cache page for (ino, index) on the task's node.
+    pub fn page_cache_alloc(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> Result<u32, PageOp> {
+        let node = ctx.node;
+        match self.alloc_pages(ctx, gfp::GFP_HIGHUSER_MOVABLE, 0, node) {
+            AllocRes::Page(p, zi) => {
+                self.mm.census.held += 1;
+                self.add_to_page_cache_lru(ctx, p, zi, ino, index);
+                Ok(p)
+            }
+            AllocRes::Sleep(n) => Err(PageOp::Sleep(n)),
+            AllocRes::Oom | AllocRes::Fail => Err(PageOp::Oom),
+        }
+    }
+
+    /// One page of generic_perform_write: find or create the page, copy
+    /// `bytes` into it, dirty it, mark it accessed, and throttle.
+    pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+        let p = match self.find_get_page(ino, index) {
+            Some(p) => p,
+            None => match self.page_cache_alloc(ctx, ino, index) {
+                Ok(p) => {
+                    self.mm.pages.set(p, PG_UPTODATE);
+                    p
+                }
+                Err(e) => return e,
+            },
+        };
+        ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.size <= index {
+            i.size = index + 1;
+        }
+        self.set_page_dirty(ctx, p);
+        self.mark_page_accessed(ctx, p);
+        PageOp::Done
+    }
+
+    /// One page of a buffered read: a cache hit is copied; a miss starts a
+    /// readahead of up to READAHEAD_KIB and sleeps until the page is read.
+    pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+        if let Some(p) = self.find_get_page(ino, index) {
+            if self.mm.pages.test(p, PG_LOCKED) {
+                let zi = self.mm.zone_of(p);
+                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+            }
+            ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
+            self.mark_page_accessed(ctx, p);
+            return PageOp::Done;
+        }
+        let size = self.fs.inodes[ino as usize].size;
+        let ra = (READAHEAD_KIB * 1024 / self.page_size).max(1);
+        let end = (index + ra).min(size.max(index + 1));
+        let mut first_pfn = NIL;
+        let mut bio: Vec<u32> = Vec::with_capacity(ra as usize);
+        let mut bio_block = 0u64;
+        for idx in index..end {
+            if self.find_get_page(ino, idx).is_some() {
+                break;
+            }
+            let block = self.fs.bmap(ino, idx);
+            let p = match self.page_cache_alloc(ctx, ino, idx) {
+                Ok(p) => p,
+                Err(e) => {
+                    if first_pfn == NIL {
+                        return e;
+                    }
+                    break;
+                }
+            };
+            if first_pfn == NIL {
+                first_pfn = p;
+            }
+            if block == crate::fs::NO_BLOCK {
+                // A hole: zero-filled, no I/O.
+                self.mm.pages.set(p, PG_UPTODATE);
+                continue;
+            }
+            self.mm.pages.set(p, PG_LOCKED);
+            if !bio.is_empty() && bio_block + bio.len() as u64 != block {
+                self.submit_read(ctx, bio_block, &bio);
+                bio.clear();
+            }
+            if bio.is_empty() {
+                bio_block = block;
+            }
+            bio.push(p);
+        }
+        if !bio.is_empty() {
+            self.submit_read(ctx, bio_block, &bio);
+        }
+        self.mm.vm.inc(Ev::Pgmajfault);
+        if self.mm.pages.test(first_pfn, PG_LOCKED) {
+            let zi = self.mm.zone_of(first_pfn);
+            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        }
+        PageOp::Done
+    }
+
+    fn submit_read(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) {
+        let dev = self.fs.dev;
+        let max = self.blk.max_bio_pages(dev) as usize;
+        for (i, part) in pfns.chunks(max).enumerate() {
+            let b = block + (i * max) as u64;
+            if let Submit::Full = self.blk.submit(ctx.clock(), dev, Dir::Read, b, part, 0) {
+                // The queue has no free read request: the pages stay locked
+                // and the bio is resubmitted when a read request frees.
+                self.pending_reads.push((b, part.to_vec()));
+            }
+            self.mm.vm.add(Ev::Pgpgin, part.len() as u64 * self.page_size / 1024);
+        }
+    }
+
+    /// Take every page of an inode out of the page cache and free it
+    /// (truncate_inode_pages). Pages under writeback are waited for.
+    pub fn truncate_inode_pages(&mut self, ctx: &mut Ctx, ino: u32) -> PageOp {
+        let radix = self.fs.inodes[ino as usize].radix.clone();
+        for (c, &id) in radix.iter().enumerate() {
+            if id == NIL {
+                continue;
+            }
+            for s in 0..CHUNK {
+                let p = self.pc.chunks[id as usize][s];
+                if p == NIL {
+                    continue;
+                }
+                if self.mm.pages.test(p, PG_WRITEBACK) || self.mm.pages.test(p, PG_LOCKED) {
+                    let zi = self.mm.zone_of(p);
+                    return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+                }
+                if self.mm.pages.test(p, PG_ISOLATED) {
+                    // A reclaimer holds it; wait a moment.
+                    return PageOp::Sleep(Next::sleep_for(ctx.clock(), 1_000_000));
+                }
+                let _ = c;
+                self.free_file_page(ctx, p);
+            }
+        }
+        PageOp::Done
+    }
+
+    /// Remove a page-cache page from its LRU list and the cache, and free it.
+    fn free_file_page(&mut self, ctx: &mut Ctx, p: u32) {
+        if !self.del_page_from_lru(ctx, p) {
+            return;
+        }
+        self.delete_from_page_cache(ctx, p);
+        self.mm.census.held -= 1;
+        self.mm.pages.flags[p as usize] = 0;
+        self.mm.free_pages(ctx, p, 0);
+    }
+
+    /// invalidate_mapping_pages: free every clean, unlocked, unmapped page
+    /// of an inode that is not under writeback. Returns pages freed.
+    pub fn invalidate_mapping_pages(&mut self, ctx: &mut Ctx, ino: u32) -> u64 {
+        let mut freed = 0;
+        let radix = self.fs.inodes[ino as usize].radix.clone();
+        for &id in radix.iter() {
+            if id == NIL {
+                continue;
+            }
+            for s in 0..CHUNK {
+                let p = self.pc.chunks[id as usize][s];
+                if p == NIL {
+                    continue;
+                }
+                let f = self.mm.pages.flags[p as usize];
+                if f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_MAPPED | PG_ISOLATED | PG_PAGEVEC) != 0 || f & PG_LRU == 0 {
+                    continue;
+                }
+                self.free_file_page(ctx, p);
+                freed += 1;
+            }
+        }
+        freed
+    }
+}

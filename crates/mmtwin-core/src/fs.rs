@@ -1,0 +1,174 @@
+//! The filesystem layer, simple but real: inodes with their page-cache
+//! radix roots and dirty state, block allocation at writeback time (delayed
+//! allocation, as both ext4 and xfs did), the inode-table write that comes
+//! with a new file's first writeback, and how each filesystem answers
+//! reclaim's ->writepage (ext4 refuses pages whose blocks are not yet
+//! allocated; xfs refuses direct reclaim but writes for kswapd).
+
+use crate::spec::{FsKind, Spec};
+use std::collections::VecDeque;
+
+pub const NO_BLOCK: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Default)]
+pub struct Inode {
+    pub in_use: bool,
+    /// Directory (allocation group) the inode lives in.
+    pub dir: u32,
+    /// i_size in pages.
+    pub size: u64,
+    /// Radix tree root: chunk ids of the page cache (filemap.rs).
+    pub radix: Vec<u32>,
+    pub nrpages: u64,
+    pub nrdirty: u64,
+    pub nrwriteback: u64,
+    /// Extents (file page index, first block, pages), sorted by index.
+    pub extents: Vec<(u64, u64, u64)>,
+    /// dirtied_when (ns) while on the bdi's dirty list.
+    pub dirtied_when: u64,
+    pub on_dirty_list: bool,
+    /// Lowest index that may still be dirty (write_cache_pages cursor).
+    pub dirty_lo: u64,
+    /// Open file descriptors and mappings, plus one for the dentry.
+    pub i_count: u32,
+    pub has_dentry: bool,
+    pub dentry_obj: u32,
+    pub inode_obj: u32,
+    pub dcache_referenced: bool,
+    pub i_referenced: bool,
+    pub on_dentry_lru: bool,
+    pub on_inode_lru: bool,
+    pub unlinked: bool,
+    /// The inode table block is written with the first data writeback.
+    pub itable_written: bool,
+    pub mapped: bool,
+}
+
+pub struct Fs {
+    pub kind: FsKind,
+    /// Block device index of the filesystem.
+    pub dev: usize,
+    pub inodes: Vec<Inode>,
+    free_inos: Vec<u32>,
+    /// Per-group allocation cursor (blocks, in pages) and group size.
+    cursor: Vec<u64>,
+    group_pages: u64,
+    pub blocks_total: u64,
+    pub blocks_used: u64,
+    /// Unused dentries and inodes (the dcache and icache LRUs), oldest at the front.
+    pub dentry_lru: VecDeque<u32>,
+    pub inode_lru: VecDeque<u32>,
+    pub nr_unused_dentries: u64,
+    pub nr_unused_inodes: u64,
+}
+
+const GROUPS: u64 = 128;
+/// Pages reserved at the start of each group for its inode table.
+const ITABLE_PAGES: u64 = 512;
+
+impl Fs {
+    pub fn new(spec: &Spec) -> Fs {
+        let (kind, dev, size_mib) = match &spec.machine.storage {
+            Some(st) => (st.fs.kind, st.fs.device as usize, st.fs.size_mib),
+            None => (FsKind::Ext4, 0, 0),
+        };
+        let blocks_total = size_mib * (1 << 20) / spec.machine.page_size;
+        let group_pages = (blocks_total / GROUPS).max(ITABLE_PAGES * 2);
+        Fs {
+            kind,
+            dev,
+            inodes: Vec::new(),
+            free_inos: Vec::new(),
+            cursor: (0..GROUPS).map(|g| g * group_pages + ITABLE_PAGES).collect(),
+            group_pages,
+            blocks_total,
+            blocks_used: 0,
+            dentry_lru: VecDeque::new(),
+            inode_lru: VecDeque::new(),
+            nr_unused_dentries: 0,
+            nr_unused_inodes: 0,
+        }
+    }
+
+    /// A new inode in directory `dir` (its slab objects are set by the caller).
+    pub fn new_inode(&mut self, dir: u32) -> u32 {
+        let ino = match self.free_inos.pop() {
+            Some(i) => i,
+            None => {
+                self.inodes.push(Inode::default());
+                (self.inodes.len() - 1) as u32
+            }
+        };
+        let i = &mut self.inodes[ino as usize];
+        *i = Inode { in_use: true, dir, i_count: 1, ..Default::default() };
+        ino
+    }
+
+    /// Forget an inode whose pages and objects are gone.
+    pub fn destroy_inode(&mut self, ino: u32) {
+        let i = &mut self.inodes[ino as usize];
+        let freed: u64 = i.extents.iter().map(|e| e.2).sum();
+        self.blocks_used -= freed.min(self.blocks_used);
+        *i = Inode::default();
+        self.free_inos.push(ino);
+    }
+
+    /// The block of page `index`, or NO_BLOCK if delayed allocation has
+    /// not given it one yet.
+    pub fn bmap(&self, ino: u32, index: u64) -> u64 {
+        for &(start, block, len) in self.inodes[ino as usize].extents.iter().rev() {
+            if index >= start && index < start + len {
+                return block + (index - start);
+            }
+            if index >= start + len {
+                break;
+            }
+        }
+        NO_BLOCK
+    }
+
+    /// Allocate blocks for pages `index..index+n` of an inode (delayed
+    /// allocation at writeback): contiguous after the inode's last extent
+    /// when that is the group's cursor, else at the group's cursor.
+    pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
+        let g = (self.inodes[ino as usize].dir as u64 % GROUPS) as usize;
+        let mut block = self.cursor[g];
+        let group_end = (g as u64 + 1) * self.group_pages;
+        if block + n > group_end {
+            // The group is full: wrap to its start (blocks of deleted files are reused).
+            block = g as u64 * self.group_pages + ITABLE_PAGES;
+        }
+        self.cursor[g] = block + n;
+        self.blocks_used += n;
+        let i = &mut self.inodes[ino as usize];
+        if let Some(last) = i.extents.last_mut() {
+            if last.0 + last.2 == index && last.1 + last.2 == block {
+                last.2 += n;
+                return block;
+            }
+        }
+        i.extents.push((index, block, n));
+        block
+    }
+
+    /// The inode table block of an inode (its group's table).
+    pub fn itable_block(&self, ino: u32) -> u64 {
+        let g = self.inodes[ino as usize].dir as u64 % GROUPS;
+        g * self.group_pages + (ino as u64 / 16) % ITABLE_PAGES
+    }
+
+    /// Does ->writepage called by reclaim write this page?
+    /// ext4: not for a delayed-allocation page (no block yet).
+    /// xfs: not from direct reclaim (PF_MEMALLOC without PF_KSWAPD).
+    pub fn writepage_allowed(&self, ino: u32, index: u64, kswapd: bool) -> bool {
+        match self.kind {
+            FsKind::Ext4 => self.bmap(ino, index) != NO_BLOCK,
+            FsKind::Xfs => kswapd,
+        }
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        let per: u64 = self.inodes.iter().map(|i| (i.radix.capacity() * 4 + i.extents.capacity() * 24) as u64).sum();
+        (self.inodes.len() * std::mem::size_of::<Inode>()) as u64 + per + (self.dentry_lru.len() + self.inode_lru.len()) as u64 * 4
+    }
+}

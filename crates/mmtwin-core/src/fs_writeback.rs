@@ -1,0 +1,296 @@
+//! The flusher thread (fs/fs-writeback.c, 3.0): explicit work from
+//! wakeup_flusher_threads, periodic (kupdate) writeback of inodes dirtied
+//! more than dirty_expire_centisecs ago, and background writeback while
+//! dirty pages exceed the background threshold; writeback_single_inode in
+//! chunks of MAX_WRITEBACK_PAGES with write_cache_pages building contiguous
+//! bios. Also the block-device completion handler.
+
+use crate::block::{Dir, Submit};
+use crate::cost::Ctx;
+use crate::fs::NO_BLOCK;
+use crate::kernel::Kernel;
+use crate::page::*;
+use crate::sched::{Next, Wq};
+use crate::vmstat::*;
+
+/// MAX_WRITEBACK_PAGES (3.0): pages written from one inode per pass.
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Work,
+    Kupdate,
+    Background,
+}
+
+impl Kernel {
+    /// wakeup_flusher_threads(nr_pages): queue writeback work on every bdi.
+    pub fn wakeup_flusher_threads(&mut self, ctx: &mut Ctx, nr_pages: u64) {
+        if self.bdi.is_empty() {
+            return;
+        }
+        let (d, _) = self.global_dirty();
+        let nr = if nr_pages == 0 { d.max(0) as u64 } else { nr_pages };
+        self.bdi[0].work_pages += nr;
+        self.sched.wake_up_all(Wq::Flusher(0), ctx.clock());
+    }
+
+    fn over_bground_thresh(&self) -> bool {
+        let (bg, _) = self.global_dirty_limits();
+        let (d, _) = self.global_dirty();
+        d.max(0) as u64 > bg
+    }
+
+    /// One step of the flusher: one inode chunk, or a sleep.
+    pub fn flusher_step(&mut self, b: usize, ctx: &mut Ctx) -> Next {
+        let now = ctx.now;
+        let interval = self.k.dirty_writeback_centisecs * 10_000_000;
+        let expire = self.k.dirty_expire_centisecs * 10_000_000;
+        let mode = if self.bdi[b].work_pages > 0 {
+            Mode::Work
+        } else if self.over_bground_thresh() {
+            Mode::Background
+        } else if now >= self.bdi[b].last_old_flush + interval {
+            Mode::Kupdate
+        } else {
+            self.bdi[b].background = false;
+            let has_dirty = !self.bdi[b].b_dirty.is_empty() || !self.bdi[b].b_io.is_empty() || !self.bdi[b].b_more_io.is_empty();
+            let until = if has_dirty { Some(self.bdi[b].last_old_flush + interval) } else { None };
+            return Next::Sleep { until, wq: Some(Wq::Flusher(b)), io: false };
+        };
+        // queue_io: refill b_io from b_more_io and (expired, for kupdate) b_dirty.
+        if self.bdi[b].b_io.is_empty() {
+            let more: Vec<u32> = self.bdi[b].b_more_io.drain(..).collect();
+            self.bdi[b].b_io.extend(more);
+            while let Some(&ino) = self.bdi[b].b_dirty.front() {
+                if mode == Mode::Kupdate && self.fs.inodes[ino as usize].dirtied_when + expire > now {
+                    break;
+                }
+                self.bdi[b].b_dirty.pop_front();
+                self.bdi[b].b_io.push_back(ino);
+            }
+        }
+        let Some(ino) = self.bdi[b].b_io.pop_front() else {
+            if mode == Mode::Kupdate {
+                self.bdi[b].last_old_flush = now;
+            }
+            if mode == Mode::Work {
+                self.bdi[b].work_pages = 0;
+            }
+            if mode == Mode::Background && self.bdi[b].b_dirty.is_empty() {
+                self.bdi[b].background = false;
+                return Next::Sleep { until: Some(now + interval), wq: Some(Wq::Flusher(b)), io: false };
+            }
+            return Next::Run;
+        };
+        let (written, blocked) = self.writeback_single_inode(ctx, ino, MAX_WRITEBACK_PAGES);
+        if mode == Mode::Work {
+            self.bdi[b].work_pages = self.bdi[b].work_pages.saturating_sub(written);
+        }
+        let i = &self.fs.inodes[ino as usize];
+        if i.in_use && i.nrdirty > 0 {
+            if blocked {
+                self.bdi[b].b_io.push_front(ino);
+            } else {
+                self.bdi[b].b_more_io.push_back(ino);
+            }
+        } else if i.in_use {
+            self.fs.inodes[ino as usize].on_dirty_list = false;
+            self.fs.inodes[ino as usize].dirty_lo = u64::MAX;
+        }
+        if blocked {
+            let dev = self.bdi[b].dev;
+            return Next::Sleep { until: None, wq: Some(Wq::Request(dev, 1)), io: true };
+        }
+        Next::Run
+    }
+
+    /// writeback_single_inode: write up to `nr` dirty pages of `ino` in
+    /// index order. Returns (pages written, blocked on a full queue).
+    pub fn writeback_single_inode(&mut self, ctx: &mut Ctx, ino: u32, nr: u64) -> (u64, bool) {
+        let dev = self.fs.dev;
+        let max_bio = self.blk.max_bio_pages(dev) as u64;
+        let mut written = 0;
+        let mut bio: Vec<u32> = Vec::with_capacity(max_bio as usize);
+        let mut bio_block = 0u64;
+        let size = self.fs.inodes[ino as usize].size;
+        let mut idx = self.fs.inodes[ino as usize].dirty_lo.min(size);
+        if !self.fs.inodes[ino as usize].itable_written {
+            // The new inode's table block goes out with its first data.
+            let blk = self.fs.itable_block(ino);
+            if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, blk, &[NIL], 0), Submit::Full) {
+                return (0, true);
+            }
+            self.mm.vm.add(Ev::Pgpgout, self.page_size / 1024);
+            self.fs.inodes[ino as usize].itable_written = true;
+        }
+        let mut blocked = false;
+        while idx < size && written < nr && self.fs.inodes[ino as usize].nrdirty > 0 {
+            let Some(p) = self.find_get_page(ino, idx) else {
+                idx += 1;
+                continue;
+            };
+            if !self.mm.pages.test(p, PG_DIRTY) || self.mm.pages.test(p, PG_WRITEBACK) {
+                idx += 1;
+                continue;
+            }
+            let mut block = self.fs.bmap(ino, idx);
+            if block == NO_BLOCK {
+                // Delayed allocation: allocate the rest of the dirty run at once.
+                let run = (size - idx).min(nr - written).max(1);
+                block = self.fs.alloc_blocks(ino, idx, run);
+            }
+            if !bio.is_empty() && (bio_block + bio.len() as u64 != block || bio.len() as u64 >= max_bio) {
+                if !self.submit_write(ctx, bio_block, &bio) {
+                    blocked = true;
+                    bio.clear();
+                    break;
+                }
+                written += bio.len() as u64;
+                bio.clear();
+            }
+            if bio.is_empty() {
+                bio_block = block;
+            }
+            ctx.sys += self.cost.writepage_ns;
+            bio.push(p);
+            idx += 1;
+        }
+        if !bio.is_empty() && !blocked {
+            if self.submit_write(ctx, bio_block, &bio) {
+                written += bio.len() as u64;
+            } else {
+                blocked = true;
+            }
+        }
+        let i = &mut self.fs.inodes[ino as usize];
+        if !blocked {
+            i.dirty_lo = if i.nrdirty > 0 { idx } else { u64::MAX };
+            if idx >= size && i.nrdirty > 0 {
+                i.dirty_lo = 0;
+            }
+        } else {
+            // Resume at the first page not submitted.
+            let first = if bio.is_empty() { idx } else { self.mm.pages.index[bio[0] as usize] as u64 };
+            i.dirty_lo = i.dirty_lo.min(first);
+        }
+        (written, blocked)
+    }
+
+    /// Submit a write bio: the pages go from dirty to writeback. False if
+    /// the queue had no free request (nothing changed).
+    fn submit_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
+        let dev = self.fs.dev;
+        if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, block, pfns, 1), Submit::Full) {
+            return false;
+        }
+        for &p in pfns {
+            self.clear_page_dirty_for_io(p);
+            self.set_page_writeback(p);
+        }
+        self.mm.vm.add(Ev::Pgpgout, pfns.len() as u64 * self.page_size / 1024);
+        true
+    }
+
+    /// Reclaim's ->writepage on one page: write it if the filesystem
+    /// agrees, else redirty it.
+    pub fn writepage_for_reclaim(&mut self, ctx: &mut Ctx, p: u32, kswapd: bool) {
+        let ino = self.mm.pages.owner[p as usize];
+        let idx = self.mm.pages.index[p as usize] as u64;
+        if self.fs.writepage_allowed(ino, idx, kswapd) {
+            let mut block = self.fs.bmap(ino, idx);
+            if block == NO_BLOCK {
+                block = self.fs.alloc_blocks(ino, idx, 1);
+            }
+            ctx.sys += self.cost.writepage_ns;
+            self.mm.pages.set(p, PG_DIRTY);
+            if self.submit_write(ctx, block, &[p]) {
+                return;
+            }
+            self.mm.pages.clear(p, PG_DIRTY);
+        }
+        // redirty_page_for_writepage
+        self.set_page_dirty_nr(p);
+    }
+
+    /// Redirty a page without charging a task's ratelimit.
+    fn set_page_dirty_nr(&mut self, p: u32) {
+        if self.mm.pages.test(p, PG_DIRTY) {
+            return;
+        }
+        self.mm.pages.set(p, PG_DIRTY);
+        let zi = self.mm.zone_of(p);
+        self.zs_add(zi, Zs::NrFileDirty, 1);
+        let ino = self.mm.pages.owner[p as usize];
+        let idx = self.mm.pages.index[p as usize] as u64;
+        let i = &mut self.fs.inodes[ino as usize];
+        i.nrdirty += 1;
+        i.dirty_lo = i.dirty_lo.min(idx);
+        if let Some(b) = self.bdi.first_mut() {
+            b.nr_dirty += 1;
+        }
+        if !self.fs.inodes[ino as usize].on_dirty_list {
+            self.fs.inodes[ino as usize].on_dirty_list = true;
+            self.fs.inodes[ino as usize].dirtied_when = self.now;
+            if let Some(b) = self.bdi.first_mut() {
+                b.b_dirty.push_back(ino);
+            }
+        }
+    }
+
+    /// Block completions due at `now`: end writeback or finish reads, wake
+    /// request waiters and, when a queue stops being congested, the
+    /// congestion waiters.
+    pub fn io_complete(&mut self, now: u64) {
+        let mut out = std::mem::take(&mut self.completions);
+        out.clear();
+        self.blk.complete(now, &mut out);
+        let mut woke_req = [false; 2];
+        for c in &out {
+            let pages: Vec<u32> = self.blk.pages(c).to_vec();
+            match c.dir {
+                Dir::Write => {
+                    for p in pages {
+                        if p != NIL {
+                            self.end_page_writeback(p);
+                        }
+                    }
+                    woke_req[1] = true;
+                }
+                Dir::Read => {
+                    for p in pages {
+                        self.mm.pages.clear(p, PG_LOCKED);
+                        self.mm.pages.set(p, PG_UPTODATE);
+                        let zi = self.mm.zone_of(p);
+                        if self.sched.has_waiters(Wq::Page(zi)) {
+                            self.sched.wake_up_all(Wq::Page(zi), now);
+                        }
+                    }
+                    woke_req[0] = true;
+                }
+            }
+        }
+        self.completions = out;
+        let dev = self.fs.dev;
+        if woke_req[1] {
+            self.sched.wake_up_all(Wq::Request(dev, 1), now);
+        }
+        if woke_req[0] {
+            self.sched.wake_up_all(Wq::Request(dev, 0), now);
+            self.retry_pending_reads(now);
+        }
+        if self.blk.take_uncongested_edges() != 0 {
+            self.sched.wake_up_all(Wq::Congestion(0), now);
+        }
+    }
+
+    fn retry_pending_reads(&mut self, now: u64) {
+        let pending = std::mem::take(&mut self.pending_reads);
+        let dev = self.fs.dev;
+        for (b, pfns) in pending {
+            if matches!(self.blk.submit(now, dev, Dir::Read, b, &pfns, 0), Submit::Full) {
+                self.pending_reads.push((b, pfns));
+            }
+        }
+    }
+}

@@ -1,0 +1,479 @@
+//! The small kernel: one struct that owns every subsystem, boots them from a
+//! specification, and runs the event loop (tasks' steps and block-device
+//! completions in simulated-time order) until the workload's tasks exit.
+//!
+//! Each subsystem's state lives in its own struct (Mm for the page
+//! allocator, Sched, PageCache, Fs, Slab, the block layer, the backing
+//! devices' writeback state, kswapd's state); the kernel paths that cross
+//! subsystems are `impl Kernel` blocks in the module named after the kernel
+//! file that holds them (page_alloc, vmscan, swap, filemap, memory,
+//! page_writeback, fs_writeback, slab).
+
+use crate::block::{BlockLayer, Completion, DeviceSpec};
+use crate::cost::Ctx;
+use crate::fs::Fs;
+use crate::filemap::PageCache;
+use crate::mm::{Mm, NR_ZONE_TYPES};
+use crate::page_alloc::SlowPath;
+use crate::page_writeback::{BdpState, Bdi};
+use crate::sched::{Pid, Sched, TaskKind, Wq};
+use crate::slab::Slab;
+use crate::spec::{CostSpec, Era, KernelSpec, Spec, SpecError, WorkloadSpec, ZONE_NAMES};
+use crate::swap::Pagevecs;
+use crate::trace::Tracer;
+use crate::vmscan::Kswapd;
+use crate::vmstat::{self, Ev, Gauges, Zs, NR_ZS};
+use crate::workload::Workload;
+use serde_json::{json, Value};
+
+/// Per-task kernel state (what task_struct holds for mm).
+pub struct KTask {
+    /// cpuset mems_allowed.
+    pub mems: Vec<bool>,
+    pub node: usize,
+    /// PF_MEMALLOC: the task is reclaiming (no recursion into reclaim).
+    pub pf_memalloc: bool,
+    /// PF_KSWAPD.
+    pub kswapd: bool,
+    /// The allocation slow path in progress (resumable across sleeps).
+    pub slow: SlowPath,
+    /// balance_dirty_pages in progress.
+    pub bdp: BdpState,
+    /// Pages dirtied since the last balance_dirty_pages (per-cpu ratelimit in 3.0).
+    pub dirtied: u32,
+    /// PF_SWAPWRITE (kswapd, zone_reclaim): may write to a congested queue.
+    pub swapwrite: bool,
+    /// A page-table page was allocated for the next anonymous fault.
+    pub pte_ready: bool,
+    /// A congestion wait to report when the task runs again.
+    pub wait: crate::backing_dev::PendingWait,
+}
+
+pub struct Kernel {
+    pub era: Era,
+    pub hz: u64,
+    pub page_size: u64,
+    pub cost: CostSpec,
+    pub k: KernelSpec,
+    pub mm: Mm,
+    pub sched: Sched,
+    pub kt: Vec<KTask>,
+    pub pvec: Pagevecs,
+    pub pc: PageCache,
+    pub fs: Fs,
+    pub slab: Slab,
+    pub blk: BlockLayer,
+    pub bdi: Vec<Bdi>,
+    pub kswapd: Vec<Kswapd>,
+    pub trace: Tracer,
+    pub wl: Workload,
+    pub now: u64,
+    pub faults: u64,
+    pub completions: Vec<Completion>,
+    /// Read bios refused by a full queue, resubmitted as requests free.
+    pub pending_reads: Vec<(u64, Vec<u32>)>,
+    pub nr_nodes: usize,
+}
+
+/// Simulated time past which a run is stopped as stalled (one simulated day).
+pub const MAX_SIM_NS: u64 = 86_400 * 1_000_000_000;
+
+impl Kernel {
+    pub fn boot(spec: &Spec) -> Result<Kernel, SpecError> {
+        let mut mm = Mm::boot(spec);
+        let k = spec.kernel.clone();
+        mm.setup_min_ratios(k.min_unmapped_ratio, k.min_slab_ratio);
+        let nr_nodes = mm.nodes.len();
+        let ncpus = mm.cpu_node.len();
+        let page_size = spec.machine.page_size;
+        let devs: Vec<DeviceSpec> = spec
+            .machine
+            .storage
+            .as_ref()
+            .map(|st| {
+                st.devices
+                    .iter()
+                    .map(|d| DeviceSpec {
+                        name: d.name.clone(),
+                        disks: d.disks,
+                        chunk_kib: d.chunk_kib,
+                        bandwidth_mib_s: d.bandwidth_mib_s,
+                        access_us: d.access_us,
+                        nr_requests: d.nr_requests,
+                        max_sectors_kib: d.max_sectors_kib,
+                        size_mib: d.size_mib,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ndev = devs.len();
+        let blk = BlockLayer::new(&devs, page_size as u32);
+        let trace = match &spec.trace {
+            None => Tracer::disabled(),
+            Some(t) => Tracer::to_file(&t.path, t.events.as_deref(), k.era)?,
+        };
+        let nzones = mm.zones.len();
+        let sched = Sched::new(ncpus, nr_nodes, ndev.max(1), nzones, 1);
+        let fs = Fs::new(spec);
+        let slab = Slab::new(spec, nr_nodes);
+        let mut kern = Kernel {
+            era: k.era,
+            hz: spec.machine.hz,
+            page_size,
+            cost: spec.machine.cost,
+            k,
+            mm,
+            sched,
+            kt: Vec::new(),
+            pvec: Pagevecs::new(ncpus),
+            pc: PageCache::new(),
+            fs,
+            slab,
+            blk,
+            bdi: Vec::new(),
+            kswapd: Vec::new(),
+            trace,
+            wl: Workload::None,
+            now: 0,
+            faults: 0,
+            completions: Vec::new(),
+            pending_reads: Vec::new(),
+            nr_nodes,
+        };
+        // Kernel threads: kswapd per node, bound to the node's CPUs (all
+        // CPUs for a memory-only node); a flusher per backing device.
+        for n in 0..nr_nodes {
+            let cpus: Vec<u16> = if kern.mm.nodes[n].cpus.is_empty() {
+                (0..ncpus as u16).collect()
+            } else {
+                kern.mm.nodes[n].cpus.iter().map(|&c| c as u16).collect()
+            };
+            let pid = kern.sched.spawn_sleeping(format!("kswapd{n}"), TaskKind::Kswapd(n), cpus, Wq::Kswapd(n), 0);
+            kern.add_ktask(pid, n, vec![true; nr_nodes]);
+            kern.kt[pid as usize].kswapd = true;
+            kern.kt[pid as usize].pf_memalloc = true;
+            kern.kt[pid as usize].swapwrite = true;
+            kern.kswapd.push(Kswapd::new(pid, kern.mm.nodes[n].zones.iter().flatten().count()));
+        }
+        if let Some(st) = &spec.machine.storage {
+            let dev = st.fs.device as usize;
+            let all: Vec<u16> = (0..ncpus as u16).collect();
+            let pid = kern.sched.spawn_sleeping(format!("flush-8:{}", 16 * dev), TaskKind::Flusher(0), all, Wq::Flusher(0), 0);
+            kern.add_ktask(pid, 0, vec![true; nr_nodes]);
+            kern.kt[pid as usize].pf_memalloc = false;
+            kern.bdi.push(Bdi::new(dev, pid));
+        }
+        kern.wl = Workload::start(&mut kern, spec)?;
+        Ok(kern)
+    }
+
+    pub fn add_ktask(&mut self, pid: Pid, node: usize, mems: Vec<bool>) {
+        while self.kt.len() <= pid as usize {
+            self.kt.push(KTask {
+                mems: Vec::new(),
+                node: 0,
+                pf_memalloc: false,
+                kswapd: false,
+                slow: SlowPath::default(),
+                bdp: BdpState::default(),
+                dirtied: 0,
+                swapwrite: false,
+                pte_ready: false,
+                wait: Default::default(),
+            });
+        }
+        self.kt[pid as usize].mems = mems;
+        self.kt[pid as usize].node = node;
+    }
+
+    /// Simulated jiffies at `ns`.
+    #[inline]
+    pub fn jiffies(&self, ns: u64) -> u64 {
+        ns * self.hz / 1_000_000_000
+    }
+    /// `j` jiffies in ns.
+    #[inline]
+    pub fn jiffies_ns(&self, j: u64) -> u64 {
+        j * 1_000_000_000 / self.hz
+    }
+
+    /// A context for kernel work done on behalf of `pid` on `cpu` at `now`.
+    pub fn ctx(&self, pid: Pid, cpu: usize, now: u64) -> Ctx {
+        Ctx { cpu, node: self.mm.cpu_node[cpu], now, sys: 0, spin: 0, user: 0, pid }
+    }
+
+    /// Run the event loop to the end of the workload.
+    pub fn run(&mut self, spec: &Spec) -> Result<RunOut, SpecError> {
+        let sample_ns = spec.sample_ms * 1_000_000;
+        let mut next_sample = 0u64;
+        let mut tl = Timeline::default();
+        let mut samples = 0u64;
+        let mut full_checks = 0u64;
+        let vm_start = self.vmstat_rows();
+        loop {
+            let t_io = self.blk.next_completion();
+            let t_task = self.sched.peek_time();
+            let (t, io) = match (t_io, t_task) {
+                (None, None) => break,
+                (Some(a), None) => (a, true),
+                (None, Some(b)) => (b, false),
+                (Some(a), Some(b)) => {
+                    if a <= b {
+                        (a, true)
+                    } else {
+                        (b, false)
+                    }
+                }
+            };
+            while t >= next_sample {
+                tl.sample(self, next_sample);
+                self.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at t={}ns: {e}", next_sample)))?;
+                if spec.check && samples.is_power_of_two() {
+                    self.check_full().map_err(|e| SpecError::new("engine", format!("invariant broken at t={}ns: {e}", next_sample)))?;
+                    full_checks += 1;
+                }
+                samples += 1;
+                next_sample += sample_ns;
+                if tl.t_s.len() > tl.cap {
+                    tl.thin();
+                    next_sample = next_sample.max(t);
+                }
+            }
+            if t > MAX_SIM_NS {
+                return Err(SpecError::new("engine", "the run did not finish within one simulated day; stopped"));
+            }
+            if io {
+                self.now = t;
+                self.io_complete(t);
+                continue;
+            }
+            let Some((t, pid, cpu)) = self.sched.next_event() else { continue };
+            if let Some(a) = self.blk.next_completion() {
+                if a < t {
+                    // The task's CPU was busy: its step moved past an I/O completion.
+                    self.sched.requeue(pid, t);
+                    continue;
+                }
+            }
+            self.now = t;
+            let mut ctx = self.ctx(pid, cpu, t);
+            self.mm.cache.enter(cpu);
+            let next = match self.sched.tasks[pid as usize].kind {
+                TaskKind::User => self.workload_step(pid, &mut ctx),
+                TaskKind::Kswapd(n) => self.kswapd_step(n, &mut ctx),
+                TaskKind::Flusher(b) => self.flusher_step(b, &mut ctx),
+            };
+            self.sched.end_step(pid, cpu, t, ctx.user, ctx.sys, next);
+            if self.wl.finished(self) {
+                break;
+            }
+        }
+        let end = self.wl.end_ns(self);
+        tl.sample(self, end.max(self.now));
+        self.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at the end: {e}")))?;
+        if spec.check {
+            self.check_full().map_err(|e| SpecError::new("engine", format!("invariant broken at the end: {e}")))?;
+            full_checks += 1;
+        }
+        let lines = self.trace.finish()?;
+        Ok(RunOut { vm_start, end, tl, full_checks, trace_lines: lines })
+    }
+
+    /// Sum of every zone's zone_stat_item, NR_FREE_PAGES and the NUMA
+    /// counters filled from their sources.
+    pub fn zone_stat_sum(&self) -> [i64; NR_ZS] {
+        let mut s = [0i64; NR_ZS];
+        for z in &self.mm.zones {
+            for (acc, v) in s.iter_mut().zip(z.vm_stat.iter()) {
+                *acc += v;
+            }
+            s[Zs::NrFreePages as usize] += z.free_pages;
+            s[Zs::NumaHit as usize] += z.numa[0] as i64;
+            s[Zs::NumaMiss as usize] += z.numa[1] as i64;
+            s[Zs::NumaForeign as usize] += z.numa[2] as i64;
+            s[Zs::NumaLocal as usize] += z.numa[3] as i64;
+            s[Zs::NumaOther as usize] += z.numa[4] as i64;
+        }
+        s
+    }
+
+    pub fn vmstat_rows(&self) -> Vec<(String, u64)> {
+        let mut present = [false; NR_ZONE_TYPES];
+        for z in &self.mm.zones {
+            present[z.zt] = true;
+        }
+        let zs = self.zone_stat_sum();
+        let (bg, dirty) = self.global_dirty_limits();
+        vmstat::rows(self.era, &self.mm.vm, &Gauges { zs: &zs, dirty_thresh: dirty, bg_thresh: bg }, &present)
+    }
+
+    pub fn page_ops(&self) -> u64 {
+        self.mm.sim.page_events
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes()
+    }
+}
+
+/// What the loop hands to result assembly.
+pub struct RunOut {
+    pub vm_start: Vec<(String, u64)>,
+    pub end: u64,
+    pub tl: Timeline,
+    pub full_checks: u64,
+    pub trace_lines: u64,
+}
+
+/// Sampled state over time, thinned to at most `cap` samples (every other
+/// sample is dropped and the period doubles when full).
+pub struct Timeline {
+    pub t_s: Vec<f64>,
+    pub free: Vec<Vec<i64>>,
+    pub dirty: Vec<i64>,
+    pub writeback: Vec<i64>,
+    pub cap: usize,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Timeline { t_s: Vec::new(), free: Vec::new(), dirty: Vec::new(), writeback: Vec::new(), cap: 4096 }
+    }
+}
+
+impl Timeline {
+    fn sample(&mut self, k: &Kernel, at: u64) {
+        self.t_s.push(at as f64 / 1e9);
+        self.free.push(k.mm.zones.iter().map(|z| z.free_pages).collect());
+        self.dirty.push(k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrFileDirty as usize]).sum());
+        self.writeback.push(k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrWriteback as usize]).sum());
+    }
+    fn thin(&mut self) {
+        fn keep_even<T: Clone>(v: &mut Vec<T>) {
+            let kept: Vec<T> = v.iter().step_by(2).cloned().collect();
+            *v = kept;
+        }
+        keep_even(&mut self.t_s);
+        keep_even(&mut self.free);
+        keep_even(&mut self.dirty);
+        keep_even(&mut self.writeback);
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    (ns / 1000) as f64 / 1e6
+}
+
+/// Boot, run and assemble the result of one specification.
+pub fn run(spec: &Spec) -> Result<(Value, u64), SpecError> {
+    let mut k = Kernel::boot(spec)?;
+    k.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at boot: {e}")))?;
+    if spec.check {
+        k.check_full().map_err(|e| SpecError::new("engine", format!("invariant broken at boot: {e}")))?;
+    }
+    let out = k.run(spec)?;
+    let ops = k.page_ops();
+    Ok((k.result(spec, out), ops))
+}
+
+impl Kernel {
+    fn result(&self, spec: &Spec, out: RunOut) -> Value {
+        let mut vm = serde_json::Map::new();
+        for (name, v) in self.vmstat_rows() {
+            vm.insert(name, json!(v));
+        }
+        let mut vm0 = serde_json::Map::new();
+        for (name, v) in out.vm_start {
+            vm0.insert(name, json!(v));
+        }
+        let zones: Vec<Value> = self
+            .mm
+            .zones
+            .iter()
+            .map(|z| {
+                json!({
+                    "node": z.node,
+                    "zone": ZONE_NAMES[z.zt],
+                    "present": z.present,
+                    "min": z.wmark_min,
+                    "low": z.wmark_low,
+                    "high": z.wmark_high,
+                    "lowmem_reserve": z.lowmem_reserve.to_vec(),
+                    "pcp_batch": z.pcp_batch,
+                    "pcp_high": z.pcp_high,
+                    "free_end": z.free_pages,
+                    "pgalloc": z.pgalloc,
+                    "numa_hit": z.numa[0],
+                    "numa_miss": z.numa[1],
+                    "numa_foreign": z.numa[2],
+                    "numa_local": z.numa[3],
+                    "numa_other": z.numa[4],
+                    "file_end": z.vm_stat[Zs::NrFilePages as usize],
+                    "anon_end": z.vm_stat[Zs::NrAnonPages as usize],
+                    "slab_end": z.vm_stat[Zs::NrSlabReclaimable as usize],
+                })
+            })
+            .collect();
+        let tasks: Vec<Value> = self
+            .sched
+            .tasks
+            .iter()
+            .map(|t| {
+                json!({
+                    "pid": t.pid, "comm": t.comm, "kind": t.kind.name(),
+                    "user_s": secs(t.user_ns), "sys_s": secs(t.sys_ns), "iowait_s": secs(t.iowait_ns),
+                    "wakeups": t.wakeups,
+                })
+            })
+            .collect();
+        let (user, sys) = self
+            .sched
+            .tasks
+            .iter()
+            .filter(|t| t.kind == TaskKind::User)
+            .fold((0u64, 0u64), |(u, s), t| (u + t.user_ns, s + t.sys_ns));
+        let s = &self.mm.sim;
+        let mut result = json!({
+            "kernel": spec.kernel.name,
+            "machine": spec.machine.name,
+            "era": spec.kernel.era.name(),
+            "workload": spec.workload.kind(),
+            "zone_reclaim_mode": self.mm.zone_reclaim_mode,
+            "min_free_kbytes": self.mm.min_free_kbytes,
+            "times": { "user_s": secs(user), "sys_s": secs(sys), "elapsed_s": secs(out.end) },
+            "vmstat_start": Value::Object(vm0),
+            "vmstat": Value::Object(vm),
+            "zones": zones,
+            "tasks": tasks,
+            "benchmark": self.wl.benchmark_json(self),
+            "timeline": { "t_s": out.tl.t_s, "free_pages": out.tl.free, "nr_dirty": out.tl.dirty, "nr_writeback": out.tl.writeback },
+            "sim": {
+                "zone_checks": s.zone_checks,
+                "zlc_skips": s.zlc_skips,
+                "zlc_setups": s.zlc_setups,
+                "zlc_zaps": s.zlc_zaps,
+                "zlc_marked_full": s.zlc_marked_full,
+                "second_passes": s.second_passes,
+                "zone_reclaim_calls": s.zone_reclaim_calls,
+                "rmqueue_bulk": s.rmqueue_bulk,
+                "lines_touched": self.mm.cache.lines_touched,
+                "remote_lines": self.mm.cache.remote_lines,
+                "lock_spin_s": secs(s.lock_spin_ns),
+                "kswapd_wakeups": self.mm.vm.get(Ev::KswapdWake),
+                "oom": self.wl.oom(),
+                "full_checks": out.full_checks,
+                "trace_lines": out.trace_lines,
+                "state_bytes": self.state_bytes(),
+                "state_bytes_per_page": (self.state_bytes() as f64 / self.mm.pages.len() as f64 * 100.0).round() / 100.0,
+                "page_ops": s.page_events,
+                "faults": self.faults,
+            },
+            "events": s.page_events,
+        });
+        if let (Value::Object(map), Some(th)) = (&mut result, self.wl.threads_json(self)) {
+            map.insert("threads".into(), th);
+        }
+        let _ = WorkloadSpec::kind;
+        result
+    }
+}

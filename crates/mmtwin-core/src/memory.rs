@@ -1,0 +1,132 @@
+//! Page faults and process exit (mm/memory.c, mm/rmap.c): the anonymous
+//! fault, the write fault on a shared file mapping (with its dirty
+//! accounting and throttling), page_remove_rmap, and exit_mmap freeing an
+//! mm's pages on the exiting CPU.
+
+use crate::alloc::gfp;
+use crate::cost::Ctx;
+use crate::filemap::PageOp;
+use crate::kernel::Kernel;
+use crate::page::*;
+use crate::page_alloc::AllocRes;
+use crate::spec::Era;
+use crate::vmstat::*;
+
+impl Kernel {
+    /// do_anonymous_page: a zeroed page, mapped, on the active anon list;
+    /// a page-table page every `ptes_per_table` pages.
+    pub fn do_anonymous_page(&mut self, ctx: &mut Ctx, mm_id: u32, done: u64) -> Result<usize, AllocRes> {
+        let node = ctx.node;
+        let ptes_per_table = self.page_size / 8;
+        if done.is_multiple_of(ptes_per_table) && !self.kt[ctx.pid as usize].pte_ready {
+            match self.alloc_pages(ctx, gfp::GFP_KERNEL | gfp::ZERO, 0, node) {
+                AllocRes::Page(p, zi) => {
+                    self.mm.mark_kernel(p);
+                    self.mm.pages.owner[p as usize] = mm_id;
+                    self.zs_add(zi, Zs::NrPagetable, 1);
+                    ctx.sys += self.clear_ns(node == self.mm.zones[zi].node);
+                    self.kt[ctx.pid as usize].pte_ready = true;
+                }
+                r => return Err(r),
+            }
+        }
+        let anon_gfp = if self.era == Era::V2618 { gfp::GFP_HIGHUSER } else { gfp::GFP_HIGHUSER_MOVABLE } | gfp::ZERO;
+        match self.alloc_pages(ctx, anon_gfp, 0, node) {
+            AllocRes::Page(p, zi) => {
+                self.kt[ctx.pid as usize].pte_ready = false;
+                let pnode = self.mm.zones[zi].node;
+                ctx.sys += self.clear_ns(node == pnode);
+                self.mm.pages.flags[p as usize] = PG_SWAPBACKED | PG_ANON | PG_MAPPED | PG_YOUNG | PG_UPTODATE;
+                self.mm.pages.owner[p as usize] = mm_id;
+                self.zs_add(zi, Zs::NrAnonPages, 1);
+                self.lru_cache_add(ctx, p, LRU_ACTIVE_ANON);
+                Ok(zi)
+            }
+            r => Err(r),
+        }
+    }
+
+    /// clear_page: a stream of stores at the local or the interconnect's rate.
+    pub fn clear_ns(&self, local: bool) -> u64 {
+        let kib = self.page_size / 1024;
+        kib * if local { self.cost.clear_ns_per_kib } else { self.cost.clear_remote_ns_per_kib }
+    }
+
+    /// A write fault on a shared writable file mapping: filemap_fault (a
+    /// hole reads as a zeroed page), map it, then page_mkwrite dirties it
+    /// (set_page_dirty_balance). Sleeps in balance_dirty_pages are returned.
+    pub fn shared_write_fault(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
+        let p = match self.find_get_page(ino, index) {
+            Some(p) => p,
+            None => {
+                match self.read_page(ctx, ino, index, 0) {
+                    PageOp::Done => {}
+                    other => return other,
+                }
+                match self.find_get_page(ino, index) {
+                    Some(p) => p,
+                    None => return PageOp::Oom,
+                }
+            }
+        };
+        if !self.mm.pages.test(p, PG_MAPPED) {
+            self.mm.pages.set(p, PG_MAPPED);
+            let zi = self.mm.zone_of(p);
+            self.zs_add(zi, Zs::NrFileMapped, 1);
+        }
+        self.mm.pages.set(p, PG_YOUNG);
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.size <= index {
+            i.size = index + 1;
+        }
+        self.set_page_dirty(ctx, p);
+        PageOp::Done
+    }
+
+    /// page_remove_rmap: the page's last mapping is gone.
+    pub fn page_remove_rmap(&mut self, ctx: &mut Ctx, p: u32) {
+        if self.mm.pages.test_clear(p, PG_MAPPED) {
+            self.mm.pages.clear(p, PG_YOUNG);
+            if self.mm.pages.test(p, PG_FILE) {
+                let zi = self.mm.zone_of(p);
+                self.zs_add(zi, Zs::NrFileMapped, -1);
+            }
+            self.mm.sim.page_events += 1;
+            ctx.sys += self.cost.scan_page_ns / 2;
+        }
+    }
+
+    /// exit_mmap for an anonymous mm: free up to `budget` of its pages
+    /// (pfn order), from `from`; returns the next pfn, or None when done.
+    pub fn exit_mmap_anon(&mut self, ctx: &mut Ctx, mm_id: u32, from: usize, budget: u64) -> Option<usize> {
+        let n = self.mm.pages.len();
+        let mut pfn = from;
+        let mut freed = 0;
+        while pfn < n && freed < budget {
+            let f = self.mm.pages.flags[pfn];
+            if self.mm.pages.owner[pfn] == mm_id {
+                let p = pfn as u32;
+                if f & PG_ANON != 0 {
+                    let zi = self.mm.zone_of(p);
+                    if self.del_page_from_lru(ctx, p) {
+                        self.zs_add(zi, Zs::NrAnonPages, -1);
+                        self.mm.census.held -= 1;
+                        self.mm.pages.flags[pfn] = 0;
+                        ctx.sys += self.cost.line_miss_ns; // zap_pte_range: the pte and struct page
+                        self.mm.free_pages(ctx, p, 0);
+                        freed += 1;
+                    }
+                } else if f & PG_KERNEL != 0 {
+                    let zi = self.mm.zone_of(p);
+                    self.zs_add(zi, Zs::NrPagetable, -1);
+                    self.mm.census.kernel -= 1;
+                    self.mm.pages.flags[pfn] = 0;
+                    self.mm.free_pages(ctx, p, 0);
+                    freed += 1;
+                }
+            }
+            pfn += 1;
+        }
+        (pfn < n).then_some(pfn)
+    }
+}

@@ -1,0 +1,296 @@
+//! Reclaimable slab caches of dentries and inodes (mm/slab.c in brief) and
+//! their shrinkers (fs/dcache.c shrink_dcache_memory, fs/inode.c
+//! shrink_icache_memory / prune_icache), driven by shrink_slab's
+//! proportional scan (mm/vmscan.c, 3.0).
+//!
+//! Objects live in slab pages taken from the buddy allocator on the
+//! allocating task's node (NR_SLAB_RECLAIMABLE of that zone); a page returns
+//! to the allocator when its last object is freed. Pruning an unused inode
+//! that still has page-cache pages frees those pages first
+//! (invalidate_mapping_pages): the "inode steals" (pginodesteal,
+//! kswapd_inodesteal).
+
+use crate::alloc::gfp;
+use crate::cost::Ctx;
+use crate::kernel::Kernel;
+use crate::page::*;
+use crate::page_alloc::AllocRes;
+use crate::spec::{FsKind, Spec};
+use crate::vmstat::*;
+
+pub const DENTRY: usize = 0;
+pub const INODE: usize = 1;
+const SHRINK_BATCH: u64 = 128;
+const DEFAULT_SEEKS: u64 = 2;
+
+struct SlabPage {
+    pfn: u32,
+    inuse: u32,
+    free_mask: u64,
+}
+
+pub struct Cache {
+    pub objs_per_page: u32,
+    pages: Vec<SlabPage>,
+    free_slots: Vec<u32>,
+    /// Partial pages per node (slab page indices).
+    partial: Vec<Vec<u32>>,
+    pub objects: u64,
+}
+
+pub struct Slab {
+    pub caches: [Cache; 2],
+    /// Slab pages freed so far (reclaim_state->reclaimed_slab).
+    pub pages_freed: u64,
+    /// shrinker->nr: scan work deferred to the next call, per shrinker.
+    deferred: [u64; 2],
+}
+
+impl Slab {
+    pub fn new(spec: &Spec, nodes: usize) -> Slab {
+        let ps = spec.machine.page_size as u32;
+        // dentry: 192 bytes; ext4_inode_cache about 1 KiB, xfs_inode about 1.1 KiB.
+        let inode_size = match spec.machine.storage.as_ref().map(|s| s.fs.kind) {
+            Some(FsKind::Xfs) => 1152,
+            _ => 1024,
+        };
+        let mk = |size: u32| Cache {
+            objs_per_page: (ps / size).clamp(1, 64),
+            pages: Vec::new(),
+            free_slots: Vec::new(),
+            partial: vec![Vec::new(); nodes],
+            objects: 0,
+        };
+        Slab { caches: [mk(192), mk(inode_size)], pages_freed: 0, deferred: [0; 2] }
+    }
+    pub fn state_bytes(&self) -> u64 {
+        self.caches.iter().map(|c| c.pages.len() as u64 * 16).sum()
+    }
+}
+
+impl Kernel {
+    /// kmem_cache_alloc on the task's node: Ok(object id) or the allocation's
+    /// sleep or failure.
+    pub fn kmem_cache_alloc(&mut self, ctx: &mut Ctx, cache: usize) -> Result<u32, AllocRes> {
+        let node = ctx.node;
+        let c = &mut self.slab.caches[cache];
+        let sp = match c.partial[node].last() {
+            Some(&i) => i,
+            None => {
+                let r = self.alloc_pages(ctx, gfp::GFP_KERNEL | gfp::RECLAIMABLE, 0, node);
+                let AllocRes::Page(pfn, zi) = r else { return Err(r) };
+                self.mm.pages.flags[pfn as usize] = PG_SLAB;
+                self.mm.pages.owner[pfn as usize] = cache as u32;
+                self.mm.census.slab += 1;
+                self.zs_add(zi, Zs::NrSlabReclaimable, 1);
+                let c = &mut self.slab.caches[cache];
+                let full = if c.objs_per_page == 64 { u64::MAX } else { (1u64 << c.objs_per_page) - 1 };
+                let page = SlabPage { pfn, inuse: 0, free_mask: full };
+                let i = match c.free_slots.pop() {
+                    Some(i) => {
+                        c.pages[i as usize] = page;
+                        i
+                    }
+                    None => {
+                        c.pages.push(page);
+                        (c.pages.len() - 1) as u32
+                    }
+                };
+                c.partial[node].push(i);
+                i
+            }
+        };
+        let c = &mut self.slab.caches[cache];
+        let page = &mut c.pages[sp as usize];
+        let slot = page.free_mask.trailing_zeros();
+        page.free_mask &= !(1u64 << slot);
+        page.inuse += 1;
+        if page.free_mask == 0 {
+            c.partial[node].pop();
+        }
+        c.objects += 1;
+        Ok(sp * 64 + slot)
+    }
+
+    /// kmem_cache_free: the page goes back to the allocator when empty.
+    pub fn kmem_cache_free(&mut self, ctx: &mut Ctx, cache: usize, obj: u32) {
+        let (sp, slot) = (obj / 64, obj % 64);
+        let c = &mut self.slab.caches[cache];
+        let page = &mut c.pages[sp as usize];
+        let was_full = page.free_mask == 0;
+        page.free_mask |= 1u64 << slot;
+        page.inuse -= 1;
+        c.objects -= 1;
+        let pfn = page.pfn;
+        let node = self.mm.zones[self.mm.zone_of(pfn)].node;
+        let c = &mut self.slab.caches[cache];
+        if c.pages[sp as usize].inuse == 0 {
+            if !was_full {
+                if let Some(pos) = c.partial[node].iter().position(|&x| x == sp) {
+                    c.partial[node].swap_remove(pos);
+                }
+            }
+            c.free_slots.push(sp);
+            let zi = self.mm.zone_of(pfn);
+            self.zs_add(zi, Zs::NrSlabReclaimable, -1);
+            self.mm.census.slab -= 1;
+            self.mm.pages.flags[pfn as usize] = 0;
+            self.mm.free_pages(ctx, pfn, 0);
+            self.slab.pages_freed += 1;
+        } else if was_full {
+            c.partial[node].push(sp);
+        }
+    }
+
+    /// shrink_slab (3.0): scan each shrinker in proportion to the LRU pages
+    /// scanned. Returns objects freed.
+    pub fn shrink_slab_objects(&mut self, ctx: &mut Ctx, scanned: u64, lru_pages: u64, kswapd: bool) -> u64 {
+        let scanned = if scanned == 0 { SWAP_CLUSTER } else { scanned };
+        let mut freed = 0;
+        for s in [DENTRY, INODE] {
+            let max_pass = self.shrinker_count(s);
+            let delta = (4 * scanned / DEFAULT_SEEKS) * max_pass / (lru_pages + 1);
+            let mut total = self.slab.deferred[s] + delta;
+            if delta < max_pass / 4 {
+                total = total.min(max_pass / 2);
+            }
+            total = total.min(2 * max_pass);
+            while total >= SHRINK_BATCH {
+                let before = self.shrinker_count(s);
+                if before == 0 {
+                    break;
+                }
+                self.shrinker_scan(ctx, s, SHRINK_BATCH, kswapd);
+                let after = self.shrinker_count(s);
+                freed += before.saturating_sub(after);
+                self.mm.vm.add(Ev::SlabsScanned, SHRINK_BATCH);
+                total -= SHRINK_BATCH;
+            }
+            self.slab.deferred[s] = total;
+        }
+        freed
+    }
+
+    fn shrinker_count(&self, s: usize) -> u64 {
+        let n = if s == DENTRY { self.fs.nr_unused_dentries } else { self.fs.nr_unused_inodes };
+        n * self.k.vfs_cache_pressure / 100
+    }
+
+    fn shrinker_scan(&mut self, ctx: &mut Ctx, s: usize, nr: u64, kswapd: bool) {
+        if s == DENTRY {
+            self.prune_dcache(ctx, nr);
+        } else {
+            self.prune_icache(ctx, nr, kswapd);
+        }
+    }
+
+    /// prune_dcache: free unused dentries from the LRU's old end; a
+    /// recently used one (DCACHE_REFERENCED) gets another round.
+    fn prune_dcache(&mut self, ctx: &mut Ctx, mut nr: u64) {
+        while nr > 0 {
+            let Some(ino) = self.fs.dentry_lru.pop_front() else { break };
+            nr -= 1;
+            let i = &mut self.fs.inodes[ino as usize];
+            if !i.on_dentry_lru {
+                continue;
+            }
+            ctx.sys += self.cost.scan_page_ns;
+            if i.dcache_referenced {
+                i.dcache_referenced = false;
+                self.fs.dentry_lru.push_back(ino);
+                continue;
+            }
+            i.on_dentry_lru = false;
+            i.has_dentry = false;
+            self.fs.nr_unused_dentries -= 1;
+            let obj = i.dentry_obj;
+            self.kmem_cache_free(ctx, DENTRY, obj);
+            self.iput(ctx, ino);
+        }
+    }
+
+    /// prune_icache: evict unused inodes; pages still cached are
+    /// invalidated first and counted as inode steals.
+    fn prune_icache(&mut self, ctx: &mut Ctx, mut nr: u64, kswapd: bool) {
+        let mut reap = 0;
+        while nr > 0 {
+            let Some(ino) = self.fs.inode_lru.pop_front() else { break };
+            nr -= 1;
+            let i = &self.fs.inodes[ino as usize];
+            if !i.on_inode_lru {
+                continue;
+            }
+            ctx.sys += self.cost.scan_page_ns;
+            if i.i_count > 0 || i.nrdirty > 0 || i.nrwriteback > 0 {
+                self.fs.inodes[ino as usize].on_inode_lru = false;
+                self.fs.nr_unused_inodes -= 1;
+                continue;
+            }
+            if i.i_referenced {
+                self.fs.inodes[ino as usize].i_referenced = false;
+                self.fs.inode_lru.push_back(ino);
+                continue;
+            }
+            if i.nrpages > 0 {
+                reap += self.invalidate_mapping_pages(ctx, ino);
+                if self.fs.inodes[ino as usize].nrpages > 0 {
+                    self.fs.inode_lru.push_back(ino);
+                    continue;
+                }
+            }
+            self.fs.inodes[ino as usize].on_inode_lru = false;
+            self.fs.nr_unused_inodes -= 1;
+            self.evict_inode(ctx, ino);
+        }
+        self.mm.vm.add(if kswapd { Ev::KswapdInodesteal } else { Ev::Pginodesteal }, reap);
+    }
+
+    /// Free an inode's object and forget it (its file stays on disk).
+    fn evict_inode(&mut self, ctx: &mut Ctx, ino: u32) {
+        let obj = self.fs.inodes[ino as usize].inode_obj;
+        self.kmem_cache_free(ctx, INODE, obj);
+        if self.fs.inodes[ino as usize].unlinked {
+            self.fs.destroy_inode(ino);
+        } else {
+            // Cached no more; the file's blocks stay allocated on disk.
+            let i = &mut self.fs.inodes[ino as usize];
+            i.in_use = false;
+        }
+    }
+
+    /// iput: drop a reference; the last one puts the inode on the LRU
+    /// (iput_final) if it is clean, or frees it if it was unlinked.
+    pub fn iput(&mut self, ctx: &mut Ctx, ino: u32) {
+        let i = &mut self.fs.inodes[ino as usize];
+        i.i_count -= 1;
+        if i.i_count > 0 {
+            return;
+        }
+        i.i_referenced = true;
+        self.inode_maybe_unused(ino);
+        let _ = ctx;
+    }
+
+    /// A clean inode nobody holds goes on the inode LRU.
+    pub fn inode_maybe_unused(&mut self, ino: u32) {
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.in_use && i.i_count == 0 && !i.on_inode_lru && i.nrdirty == 0 && i.nrwriteback == 0 {
+            i.on_inode_lru = true;
+            self.fs.inode_lru.push_back(ino);
+            self.fs.nr_unused_inodes += 1;
+        }
+    }
+
+    /// dput of a file's dentry after close: it stays cached, unused.
+    pub fn dput(&mut self, ino: u32) {
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.has_dentry && !i.on_dentry_lru {
+            i.on_dentry_lru = true;
+            i.dcache_referenced = true;
+            self.fs.dentry_lru.push_back(ino);
+            self.fs.nr_unused_dentries += 1;
+        }
+    }
+}
+
+const SWAP_CLUSTER: u64 = 32;

@@ -1,0 +1,80 @@
+//! File system calls as the workloads use them (fs/namei.c, fs/open.c):
+//! creat (an inode and a dentry from the slab, the filesystem's work),
+//! close (the dentry stays cached, unused), unlink (truncate the page
+//! cache, free the blocks, and the inode once nobody holds it).
+
+use crate::cost::Ctx;
+use crate::filemap::PageOp;
+use crate::kernel::Kernel;
+use crate::page_alloc::AllocRes;
+use crate::slab::{DENTRY, INODE};
+
+impl Kernel {
+    /// creat(): Ok(inode number), or the slab allocation's sleep/failure.
+    pub fn sys_creat(&mut self, ctx: &mut Ctx, dir: u32) -> Result<u32, AllocRes> {
+        ctx.sys += self.cost.syscall_ns + self.cost.inode_ns;
+        let inode_obj = self.kmem_cache_alloc(ctx, INODE)?;
+        let dentry_obj = match self.kmem_cache_alloc(ctx, DENTRY) {
+            Ok(o) => o,
+            Err(e) => {
+                self.kmem_cache_free(ctx, INODE, inode_obj);
+                return Err(e);
+            }
+        };
+        let ino = self.fs.new_inode(dir);
+        let i = &mut self.fs.inodes[ino as usize];
+        i.inode_obj = inode_obj;
+        i.dentry_obj = dentry_obj;
+        i.has_dentry = true;
+        i.i_count = 2; // the dentry and the open file
+        i.dirty_lo = u64::MAX;
+        Ok(ino)
+    }
+
+    /// close(): the open file's reference goes; the dentry stays cached.
+    pub fn sys_close(&mut self, ctx: &mut Ctx, ino: u32) {
+        ctx.sys += self.cost.syscall_ns;
+        self.iput(ctx, ino);
+        self.dput(ino);
+    }
+
+    /// unlink() of a closed file: drop its pages (waiting on writeback),
+    /// then its dentry and inode.
+    pub fn sys_unlink(&mut self, ctx: &mut Ctx, ino: u32) -> PageOp {
+        match self.truncate_inode_pages(ctx, ino) {
+            PageOp::Done => {}
+            other => return other,
+        }
+        ctx.sys += self.cost.syscall_ns + self.cost.inode_ns;
+        let i = &mut self.fs.inodes[ino as usize];
+        i.unlinked = true;
+        if i.on_dirty_list {
+            i.on_dirty_list = false;
+            if let Some(b) = self.bdi.first_mut() {
+                b.b_dirty.retain(|&x| x != ino);
+                b.b_io.retain(|&x| x != ino);
+                b.b_more_io.retain(|&x| x != ino);
+            }
+        }
+        if i.on_dentry_lru {
+            i.on_dentry_lru = false;
+            self.fs.nr_unused_dentries -= 1;
+        }
+        if i.has_dentry {
+            i.has_dentry = false;
+            let obj = i.dentry_obj;
+            self.kmem_cache_free(ctx, DENTRY, obj);
+        }
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.on_inode_lru {
+            i.on_inode_lru = false;
+            self.fs.nr_unused_inodes -= 1;
+        }
+        if i.in_use {
+            let obj = i.inode_obj;
+            self.kmem_cache_free(ctx, INODE, obj);
+        }
+        self.fs.destroy_inode(ino);
+        PageOp::Done
+    }
+}

@@ -1,0 +1,962 @@
+//! Page reclaim as 3.0/3.1 did it (mm/vmscan.c): isolate_lru_pages,
+//! shrink_page_list with each decision of the era, shrink_inactive_list,
+//! shrink_active_list with the inactive ratios, get_scan_count with
+//! swappiness (and the no-swap case), shrink_zone, shrink_zones,
+//! do_try_to_free_pages (resumable across its congestion waits), kswapd's
+//! balance_pgdat and its sleep rules, zone_reclaim's __zone_reclaim, and the
+//! shrink_slab driver.
+
+use crate::alloc::{gfp, ZoneReclaim};
+use crate::cost::Ctx;
+use crate::kernel::Kernel;
+use crate::mm::NR_ZONE_TYPES;
+use crate::page::*;
+use crate::sched::{Next, Wq};
+use crate::trace::{TraceRec, Tp};
+use crate::vmstat::*;
+
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub const DEF_PRIORITY: i32 = 12;
+const ZONE_RECLAIM_PRIORITY: i32 = 4;
+
+/// struct scan_control.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanControl {
+    pub gfp: u32,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr_to_reclaim: u64,
+    pub may_writepage: bool,
+    pub may_unmap: bool,
+    pub may_swap: bool,
+    pub order: usize,
+    pub kswapd: bool,
+    pub swappiness: u64,
+}
+
+/// What page_check_references decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PageRef {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// Resume state of do_try_to_free_pages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirectReclaim {
+    pub gfp: u32,
+    pub order: usize,
+    pub zl_idx: usize,
+    pub prio: i32,
+    pub total_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub may_writepage: bool,
+}
+
+impl DirectReclaim {
+    pub fn start(gfp: u32, order: usize, zl_idx: usize) -> DirectReclaim {
+        DirectReclaim { gfp, order, zl_idx, prio: DEF_PRIORITY, total_scanned: 0, nr_reclaimed: 0, may_writepage: true }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KsState {
+    /// Asleep until woken (the long sleep).
+    Sleeping,
+    /// The HZ/10 nap of kswapd_try_to_sleep.
+    Napping,
+    /// balance_pgdat in progress.
+    Balancing,
+}
+
+/// Per-node kswapd state (pgdat->kswapd_max_order, classzone_idx, and the
+/// resume point of balance_pgdat).
+pub struct Kswapd {
+    pub pid: u32,
+    pub state: KsState,
+    pub max_order: usize,
+    pub classzone_idx: usize,
+    pub order: usize,
+    pub classzone: usize,
+    pub prio: i32,
+    pub total_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub may_writepage: bool,
+    pub awake_since: u64,
+}
+
+impl Kswapd {
+    pub fn new(pid: u32, nr_zones: usize) -> Kswapd {
+        Kswapd {
+            pid,
+            state: KsState::Sleeping,
+            max_order: 0,
+            classzone_idx: nr_zones.saturating_sub(1),
+            order: 0,
+            classzone: nr_zones.saturating_sub(1),
+            prio: DEF_PRIORITY,
+            total_scanned: 0,
+            nr_reclaimed: 0,
+            may_writepage: true,
+            awake_since: 0,
+        }
+    }
+}
+
+#[inline]
+fn is_file_lru(lru: usize) -> bool {
+    lru == LRU_INACTIVE_FILE || lru == LRU_ACTIVE_FILE
+}
+
+impl Kernel {
+    #[inline]
+    pub fn zs(&self, zi: usize, item: Zs) -> i64 {
+        self.mm.zones[zi].vm_stat[item as usize]
+    }
+    #[inline]
+    pub fn zs_add(&mut self, zi: usize, item: Zs, d: i64) {
+        self.mm.zones[zi].vm_stat[item as usize] += d;
+    }
+
+    pub fn nr_swap_pages(&self) -> i64 {
+        0
+    }
+
+    /// zone_reclaimable_pages: file LRU pages, plus anon when swap has room.
+    pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
+        let mut n = self.zs(zi, Zs::NrActiveFile) + self.zs(zi, Zs::NrInactiveFile);
+        if self.nr_swap_pages() > 0 {
+            n += self.zs(zi, Zs::NrActiveAnon) + self.zs(zi, Zs::NrInactiveAnon);
+        }
+        n.max(0) as u64
+    }
+
+    pub fn zone_reclaimable(&self, zi: usize) -> bool {
+        self.mm.zones[zi].pages_scanned < self.zone_reclaimable_pages(zi) * 6
+    }
+
+    /// zone_pagecache_reclaimable (3.x): unmapped file pages, less the
+    /// dirty ones unless zone_reclaim may write.
+    pub fn zone_pagecache_reclaimable(&self, zi: usize) -> u64 {
+        let mode = self.mm.zone_reclaim_mode;
+        let file_lru = (self.zs(zi, Zs::NrActiveFile) + self.zs(zi, Zs::NrInactiveFile)).max(0) as u64;
+        let n = if mode & 4 != 0 {
+            self.zs(zi, Zs::NrFilePages).max(0) as u64
+        } else {
+            file_lru.saturating_sub(self.zs(zi, Zs::NrFileMapped).max(0) as u64)
+        };
+        let delta = if mode & 2 != 0 { 0 } else { self.zs(zi, Zs::NrFileDirty).max(0) as u64 };
+        n.saturating_sub(delta.min(n))
+    }
+
+    pub fn zone_slab_reclaimable(&self, zi: usize) -> u64 {
+        self.zs(zi, Zs::NrSlabReclaimable).max(0) as u64
+    }
+
+    pub fn emit(&mut self, ctx: &Ctx, rec: &TraceRec) {
+        let t = &self.sched.tasks[ctx.pid as usize];
+        self.trace.emit(ctx.clock(), &t.comm, t.pid, ctx.cpu as u32, rec);
+    }
+
+    /// isolate_lru_pages: take up to `nr` pages from the tail of `lru` of
+    /// zone `zi` onto `dst`. Returns (scanned, taken).
+    fn isolate_lru_pages(&mut self, ctx: &mut Ctx, zi: usize, lru: usize, nr: u64, dst: &mut ListHead) -> (u64, u64) {
+        let mut scanned = 0;
+        let mut taken = 0;
+        while scanned < nr {
+            let z = &mut self.mm.zones[zi];
+            let Some(p) = self.mm.pages.pop_back(&mut z.lru[lru]) else { break };
+            scanned += 1;
+            let f = &mut self.mm.pages.flags[p as usize];
+            *f = (*f & !PG_LRU) | PG_ISOLATED;
+            self.mm.pages.push_front(dst, p);
+            taken += 1;
+        }
+        ctx.sys += taken * self.cost.scan_page_ns / 4;
+        self.mm.sim.page_events += taken;
+        self.zs_add(zi, lru_stat(lru), -(taken as i64));
+        let iso = if is_file_lru(lru) { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon };
+        self.zs_add(zi, iso, taken as i64);
+        self.mm.census.lru -= taken;
+        self.mm.census.isolated += taken;
+        if self.trace.on(Tp::MmVmscanLruIsolate) {
+            let rec = TraceRec::LruIsolate {
+                isolate_mode: if lru == LRU_ACTIVE_FILE || lru == LRU_ACTIVE_ANON { 1 } else { 0 },
+                classzone_idx: self.mm.zones[zi].zt as u32,
+                order: 0,
+                nr_requested: nr,
+                nr_scanned: scanned,
+                nr_skipped: 0,
+                nr_taken: taken,
+                contig_taken: 0,
+                contig_dirty: 0,
+                contig_failed: 0,
+                lru: lru as u32,
+            };
+            self.emit(ctx, &rec);
+        }
+        (scanned, taken)
+    }
+
+    /// putback_lru_pages: each isolated page back to the head of its list.
+    fn putback_lru_pages(&mut self, ctx: &mut Ctx, zi: usize, list: &mut ListHead) {
+        while let Some(p) = self.mm.pages.pop_front(list) {
+            let f = self.mm.pages.flags[p as usize];
+            let file = f & PG_SWAPBACKED == 0;
+            let active = f & PG_ACTIVE != 0;
+            let lru = if f & PG_UNEVICTABLE != 0 {
+                LRU_UNEVICTABLE
+            } else {
+                (if file { LRU_INACTIVE_FILE } else { LRU_INACTIVE_ANON }) + active as usize
+            };
+            self.mm.pages.flags[p as usize] = (f & !PG_ISOLATED) | PG_LRU;
+            let z = &mut self.mm.zones[zi];
+            self.mm.pages.push_front(&mut z.lru[lru], p);
+            z.vm_stat[lru_stat(lru) as usize] += 1;
+            z.vm_stat[if file { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon } as usize] -= 1;
+            if active {
+                z.recent_rotated[file as usize] += 1;
+            }
+            self.mm.census.isolated -= 1;
+            self.mm.census.lru += 1;
+            self.mm.sim.page_events += 1;
+        }
+        let _ = ctx;
+    }
+
+    /// page_check_references (3.0).
+    fn page_check_references(&mut self, p: u32) -> PageRef {
+        let young = self.mm.pages.test(p, PG_MAPPED) && self.mm.pages.test_clear(p, PG_YOUNG);
+        let referenced_page = self.mm.pages.test_clear(p, PG_REFERENCED);
+        let f = self.mm.pages.flags[p as usize];
+        if young {
+            if f & PG_ANON != 0 {
+                return PageRef::Activate;
+            }
+            self.mm.pages.set(p, PG_REFERENCED);
+            if referenced_page {
+                return PageRef::Activate;
+            }
+            return PageRef::Keep;
+        }
+        if referenced_page && f & PG_SWAPBACKED == 0 {
+            return PageRef::ReclaimClean;
+        }
+        PageRef::Reclaim
+    }
+
+    /// shrink_page_list: decide each isolated page's fate. Freed pages leave
+    /// `list`; kept and activated ones stay on it for putback. Returns
+    /// (reclaimed, nr_dirty, nr_writeback, nr_congested).
+    fn shrink_page_list(&mut self, ctx: &mut Ctx, zi: usize, list: &mut ListHead, sc: &mut ScanControl) -> (u64, u64, u64, u64) {
+        let mut keep = ListHead::default();
+        let (mut reclaimed, mut nr_dirty, mut nr_writeback, mut nr_congested) = (0u64, 0u64, 0u64, 0u64);
+        let may_enter_fs = sc.gfp & gfp::FS != 0;
+        while let Some(p) = self.mm.pages.pop_front(list) {
+            ctx.sys += self.cost.scan_page_ns;
+            self.mm.sim.page_events += 1;
+            let f = self.mm.pages.flags[p as usize];
+            if f & PG_LOCKED != 0 {
+                self.mm.pages.push_front(&mut keep, p);
+                continue;
+            }
+            sc.nr_scanned += 1;
+            if f & PG_MAPPED != 0 && !sc.may_unmap {
+                self.mm.pages.push_front(&mut keep, p);
+                continue;
+            }
+            if f & PG_MAPPED != 0 {
+                // Double the slab pressure for mapped pages.
+                sc.nr_scanned += 1;
+            }
+            if f & PG_WRITEBACK != 0 {
+                nr_writeback += 1;
+                self.mm.pages.push_front(&mut keep, p);
+                continue;
+            }
+            let refs = self.page_check_references(p);
+            match refs {
+                PageRef::Activate => {
+                    self.activate_locked(p);
+                    self.mm.pages.push_front(&mut keep, p);
+                    continue;
+                }
+                PageRef::Keep => {
+                    self.mm.pages.push_front(&mut keep, p);
+                    continue;
+                }
+                _ => {}
+            }
+            let f = self.mm.pages.flags[p as usize];
+            if f & PG_ANON != 0 {
+                // Anonymous without a swap slot: add_to_swap fails without swap.
+                if sc.gfp & gfp::IO == 0 {
+                    self.mm.pages.push_front(&mut keep, p);
+                } else {
+                    self.activate_locked(p);
+                    self.mm.pages.push_front(&mut keep, p);
+                }
+                continue;
+            }
+            if f & PG_MAPPED != 0 {
+                // try_to_unmap: the young bit was cleared above, so it succeeds.
+                self.page_remove_rmap(ctx, p);
+            }
+            if self.mm.pages.test(p, PG_DIRTY) {
+                nr_dirty += 1;
+                if refs == PageRef::ReclaimClean || !may_enter_fs || !sc.may_writepage {
+                    self.mm.pages.push_front(&mut keep, p);
+                    continue;
+                }
+                match self.pageout(ctx, p, sc) {
+                    Pageout::Keep => {
+                        nr_congested += 1;
+                        self.mm.pages.push_front(&mut keep, p);
+                        continue;
+                    }
+                    Pageout::Activate => {
+                        self.activate_locked(p);
+                        self.mm.pages.push_front(&mut keep, p);
+                        continue;
+                    }
+                    Pageout::Success => {
+                        if self.mm.pages.test(p, PG_WRITEBACK) || self.mm.pages.test(p, PG_DIRTY) {
+                            self.mm.pages.push_front(&mut keep, p);
+                            continue;
+                        }
+                    }
+                }
+            }
+            // __remove_mapping and free.
+            let file = self.mm.pages.flags[p as usize] & PG_SWAPBACKED == 0;
+            self.zs_add(zi, if file { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon }, -1);
+            self.mm.census.isolated -= 1;
+            self.delete_from_page_cache(ctx, p);
+            self.mm.pages.flags[p as usize] = 0;
+            self.mm.free_pages(ctx, p, 0);
+            reclaimed += 1;
+        }
+        *list = keep;
+        if nr_dirty > 0 && nr_dirty == nr_congested {
+            self.mm.zones[zi].congested = true;
+        }
+        (reclaimed, nr_dirty, nr_writeback, nr_congested)
+    }
+
+    fn activate_locked(&mut self, p: u32) {
+        self.mm.pages.set(p, PG_ACTIVE);
+        self.mm.vm.inc(Ev::Pgactivate);
+    }
+
+    /// shrink_inactive_list.
+    fn shrink_inactive_list(&mut self, ctx: &mut Ctx, zi: usize, nr_to_scan: u64, sc: &mut ScanControl, prio: i32, file: bool) -> u64 {
+        self.lru_add_drain(ctx);
+        let lru = if file { LRU_INACTIVE_FILE } else { LRU_INACTIVE_ANON };
+        let mut list = ListHead::default();
+        let (scanned, taken) = self.isolate_lru_pages(ctx, zi, lru, nr_to_scan, &mut list);
+        let zt = self.mm.zones[zi].zt;
+        self.mm.zones[zi].pages_scanned += scanned;
+        self.mm.vm.zadd(if sc.kswapd { Zev::PgscanKswapd } else { Zev::PgscanDirect }, zt, scanned);
+        if taken == 0 {
+            return 0;
+        }
+        self.mm.zones[zi].recent_scanned[file as usize] += taken;
+        let (reclaimed, ..) = self.shrink_page_list(ctx, zi, &mut list, sc);
+        if sc.kswapd {
+            self.mm.vm.add(Ev::KswapdSteal, reclaimed);
+            self.mm.vm.zadd(Zev::PgstealKswapd, zt, reclaimed);
+        } else {
+            self.mm.vm.zadd(Zev::PgstealDirect, zt, reclaimed);
+        }
+        self.putback_lru_pages(ctx, zi, &mut list);
+        if self.trace.on(Tp::MmVmscanLruShrinkInactive) {
+            let rec = TraceRec::LruShrinkInactive {
+                nid: self.mm.zones[zi].node as u32,
+                zid: zt as u32,
+                nr_scanned: scanned,
+                nr_reclaimed: reclaimed,
+                priority: prio,
+                file,
+                anon: !file,
+                sync: false,
+                nr_dirty: 0,
+                nr_writeback: 0,
+                nr_congested: 0,
+                nr_immediate: 0,
+                nr_activate: 0,
+                nr_ref_keep: 0,
+                nr_unmap_fail: 0,
+            };
+            self.emit(ctx, &rec);
+        }
+        reclaimed
+    }
+
+    /// shrink_active_list: deactivate pages from the active list's tail.
+    fn shrink_active_list(&mut self, ctx: &mut Ctx, zi: usize, nr: u64, sc: &ScanControl, file: bool) {
+        self.lru_add_drain(ctx);
+        let lru = if file { LRU_ACTIVE_FILE } else { LRU_ACTIVE_ANON };
+        let mut list = ListHead::default();
+        let (scanned, taken) = self.isolate_lru_pages(ctx, zi, lru, nr, &mut list);
+        let zt = self.mm.zones[zi].zt;
+        // Global reclaim: zone->pages_scanned counts active scans too.
+        self.mm.zones[zi].pages_scanned += scanned;
+        let _ = sc;
+        self.mm.vm.zadd(Zev::Pgrefill, zt, scanned);
+        self.mm.zones[zi].recent_scanned[file as usize] += taken;
+        let mut rotated = 0;
+        let mut deactivated = 0;
+        let inactive = lru - 1;
+        while let Some(p) = self.mm.pages.pop_front(&mut list) {
+            ctx.sys += self.cost.scan_page_ns;
+            self.mm.sim.page_events += 1;
+            if self.mm.pages.test(p, PG_MAPPED) && self.mm.pages.test_clear(p, PG_YOUNG) {
+                rotated += 1;
+            }
+            let f = self.mm.pages.flags[p as usize];
+            self.mm.pages.flags[p as usize] = (f & !(PG_ACTIVE | PG_ISOLATED)) | PG_LRU;
+            let z = &mut self.mm.zones[zi];
+            self.mm.pages.push_front(&mut z.lru[inactive], p);
+            z.vm_stat[lru_stat(inactive) as usize] += 1;
+            z.vm_stat[if file { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon } as usize] -= 1;
+            self.mm.census.isolated -= 1;
+            self.mm.census.lru += 1;
+            deactivated += 1;
+        }
+        self.mm.zones[zi].recent_rotated[file as usize] += rotated;
+        self.mm.vm.add(Ev::Pgdeactivate, deactivated);
+    }
+
+    fn inactive_anon_is_low(&self, zi: usize) -> bool {
+        if self.nr_swap_pages() <= 0 {
+            return false;
+        }
+        let z = &self.mm.zones[zi];
+        (self.zs(zi, Zs::NrInactiveAnon) as u64) * z.inactive_ratio < self.zs(zi, Zs::NrActiveAnon) as u64
+    }
+
+    fn inactive_file_is_low(&self, zi: usize) -> bool {
+        self.zs(zi, Zs::NrActiveFile) > self.zs(zi, Zs::NrInactiveFile)
+    }
+
+    /// get_scan_count (3.0): how many pages of each evictable list to scan.
+    fn get_scan_count(&mut self, zi: usize, sc: &ScanControl, prio: i32) -> [u64; 4] {
+        let force_scan = sc.kswapd;
+        let size = |l: usize| self.zs(zi, lru_stat(l)).max(0) as u64;
+        let (fraction, denominator, noswap) = if !sc.may_swap || self.nr_swap_pages() <= 0 {
+            ([0u64, 1u64], 1u64, true)
+        } else {
+            let anon = size(LRU_ACTIVE_ANON) + size(LRU_INACTIVE_ANON);
+            let file = size(LRU_ACTIVE_FILE) + size(LRU_INACTIVE_FILE);
+            let free = self.mm.zones[zi].free_pages.max(0) as u64;
+            if file + free <= self.mm.zones[zi].wmark_high.max(0) as u64 {
+                ([1, 0], 1, false)
+            } else {
+                let anon_prio = sc.swappiness;
+                let file_prio = 200 - sc.swappiness;
+                let z = &mut self.mm.zones[zi];
+                if z.recent_scanned[0] > anon / 4 {
+                    z.recent_scanned[0] /= 2;
+                    z.recent_rotated[0] /= 2;
+                }
+                if z.recent_scanned[1] > file / 4 {
+                    z.recent_scanned[1] /= 2;
+                    z.recent_rotated[1] /= 2;
+                }
+                let ap = (anon_prio + 1) * (z.recent_scanned[0] + 1) / (z.recent_rotated[0] + 1);
+                let fp = (file_prio + 1) * (z.recent_scanned[1] + 1) / (z.recent_rotated[1] + 1);
+                ([ap, fp], ap + fp + 1, false)
+            }
+        };
+        let mut nr = [0u64; 4];
+        for (l, slot) in nr.iter_mut().enumerate() {
+            let file = is_file_lru(l) as usize;
+            let mut scan = self.zs(zi, lru_stat(l)).max(0) as u64;
+            if prio > 0 || noswap {
+                scan >>= prio;
+                if scan == 0 && force_scan {
+                    scan = SWAP_CLUSTER_MAX;
+                }
+                scan = scan * fraction[file] / denominator;
+            }
+            *slot = scan;
+        }
+        nr
+    }
+
+    /// shrink_zone (3.0).
+    pub fn shrink_zone(&mut self, ctx: &mut Ctx, prio: i32, zi: usize, sc: &mut ScanControl) {
+        let mut nr = self.get_scan_count(zi, sc, prio);
+        let mut nr_reclaimed = 0;
+        while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
+            for (l, left) in nr.iter_mut().enumerate() {
+                if *left > 0 {
+                    let k = (*left).min(SWAP_CLUSTER_MAX);
+                    *left -= k;
+                    nr_reclaimed += self.shrink_list(ctx, l, k, zi, sc, prio);
+                }
+            }
+            if nr_reclaimed >= sc.nr_to_reclaim && prio < DEF_PRIORITY {
+                break;
+            }
+        }
+        sc.nr_reclaimed += nr_reclaimed;
+        if self.inactive_anon_is_low(zi) {
+            self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, sc, false);
+        }
+    }
+
+    fn shrink_list(&mut self, ctx: &mut Ctx, l: usize, nr: u64, zi: usize, sc: &mut ScanControl, prio: i32) -> u64 {
+        let file = is_file_lru(l);
+        if l == LRU_ACTIVE_FILE || l == LRU_ACTIVE_ANON {
+            let low = if file { self.inactive_file_is_low(zi) } else { self.inactive_anon_is_low(zi) };
+            if low {
+                self.shrink_active_list(ctx, zi, nr, sc, file);
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(ctx, zi, nr, sc, prio, file)
+    }
+
+    /// The zones of a zonelist a direct reclaimer may scan (gfp_zone, cpuset).
+    fn reclaim_zones(&self, zl_idx: usize, mems: &[bool]) -> Vec<usize> {
+        self.mm.zonelists[zl_idx].zones.iter().map(|&z| z as usize).filter(|&zi| mems[self.mm.zones[zi].node]).collect()
+    }
+
+    /// do_try_to_free_pages (3.0). Ok(progress) when done; Err(next) when
+    /// the reclaimer sleeps in wait_iff_congested (resumes at dr.prio).
+    pub fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, dr: &mut DirectReclaim, mems: &[bool]) -> Result<u64, Next> {
+        let zones = self.reclaim_zones(dr.zl_idx, mems);
+        while dr.prio >= 0 {
+            let prio = dr.prio;
+            let mut sc = ScanControl {
+                gfp: dr.gfp,
+                nr_scanned: 0,
+                nr_reclaimed: dr.nr_reclaimed,
+                nr_to_reclaim: SWAP_CLUSTER_MAX,
+                may_writepage: dr.may_writepage,
+                may_unmap: true,
+                may_swap: true,
+                order: dr.order,
+                kswapd: false,
+                swappiness: self.k.swappiness,
+            };
+            // shrink_zones
+            for &zi in &zones {
+                if self.mm.zones[zi].present == 0 {
+                    continue;
+                }
+                if self.mm.zones[zi].all_unreclaimable && prio != DEF_PRIORITY {
+                    continue;
+                }
+                self.shrink_zone(ctx, prio, zi, &mut sc);
+            }
+            let lru_pages: u64 = zones.iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
+            let slab_freed = self.shrink_slab(ctx, sc.nr_scanned, lru_pages, false);
+            sc.nr_reclaimed += slab_freed;
+            dr.nr_reclaimed = sc.nr_reclaimed;
+            dr.total_scanned += sc.nr_scanned;
+            if dr.nr_reclaimed >= SWAP_CLUSTER_MAX {
+                break;
+            }
+            if dr.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+                self.wakeup_flusher_threads(ctx, dr.total_scanned);
+                dr.may_writepage = true;
+            }
+            dr.prio -= 1;
+            if sc.nr_scanned > 0 && prio < DEF_PRIORITY - 2 {
+                if let Some(first) = zones.first() {
+                    if let Some(next) = self.wait_iff_congested(ctx, *first, self.jiffies_ns(self.hz / 10)) {
+                        return Err(next);
+                    }
+                }
+            }
+        }
+        if dr.nr_reclaimed > 0 {
+            return Ok(dr.nr_reclaimed);
+        }
+        // all_unreclaimable(): no OOM while some zone can still be reclaimed.
+        if zones.iter().any(|&zi| !self.mm.zones[zi].all_unreclaimable && self.zone_reclaimable(zi)) {
+            return Ok(1);
+        }
+        Ok(0)
+    }
+
+    /// __zone_reclaim (3.x): reclaim max(32, 1 << order) pages from one zone,
+    /// without writing or unmapping unless zone_reclaim_mode allows it.
+    pub fn __zone_reclaim(&mut self, ctx: &mut Ctx, zi: usize, g: u32, order: usize) -> bool {
+        let mode = self.mm.zone_reclaim_mode;
+        let nr_pages = 1u64 << order;
+        let mut sc = ScanControl {
+            gfp: g,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr_to_reclaim: nr_pages.max(SWAP_CLUSTER_MAX),
+            may_writepage: mode & 2 != 0,
+            may_unmap: mode & 4 != 0,
+            may_swap: true,
+            order,
+            kswapd: false,
+            swappiness: self.k.swappiness,
+        };
+        let pid = ctx.pid as usize;
+        let was = self.kt[pid].pf_memalloc;
+        self.kt[pid].pf_memalloc = true;
+        if self.zone_pagecache_reclaimable(zi) > self.mm.zones[zi].min_unmapped_pages {
+            let mut prio = ZONE_RECLAIM_PRIORITY;
+            loop {
+                self.shrink_zone(ctx, prio, zi, &mut sc);
+                prio -= 1;
+                if prio < 0 || sc.nr_reclaimed >= nr_pages {
+                    break;
+                }
+            }
+        }
+        let before = self.zone_slab_reclaimable(zi);
+        if before > self.mm.zones[zi].min_slab_pages {
+            loop {
+                let lru_pages = self.zone_reclaimable_pages(zi);
+                let freed_objects = self.shrink_slab_objects(ctx, sc.nr_scanned, lru_pages, false);
+                if freed_objects == 0 {
+                    break;
+                }
+                if self.zone_slab_reclaimable(zi) + nr_pages <= before {
+                    break;
+                }
+            }
+            let after = self.zone_slab_reclaimable(zi);
+            if after < before {
+                sc.nr_reclaimed += before - after;
+            }
+        }
+        self.kt[pid].pf_memalloc = was;
+        sc.nr_reclaimed >= nr_pages
+    }
+
+    /// shrink_slab, returning slab pages freed (reclaim_state).
+    fn shrink_slab(&mut self, ctx: &mut Ctx, scanned: u64, lru_pages: u64, kswapd: bool) -> u64 {
+        let before = self.slab.pages_freed;
+        self.shrink_slab_objects(ctx, scanned, lru_pages, kswapd);
+        self.slab.pages_freed - before
+    }
+
+    /// wakeup_kswapd (3.1).
+    pub fn wakeup_kswapd(&mut self, ctx: &mut Ctx, zi: usize, order: usize, classzone: usize) {
+        let z = &self.mm.zones[zi];
+        if z.present == 0 {
+            return;
+        }
+        let node = z.node;
+        let ks = &mut self.kswapd[node];
+        if order > ks.max_order {
+            ks.max_order = order;
+            ks.classzone_idx = ks.classzone_idx.min(classzone);
+        }
+        if ks.state == KsState::Balancing {
+            return;
+        }
+        let low = self.mm.zones[zi].wmark_low;
+        if self.mm.zone_watermark_ok(zi, order, low, 0, 0) {
+            return;
+        }
+        if self.trace.on(Tp::MmVmscanWakeupKswapd) {
+            let rec = TraceRec::WakeupKswapd { nid: node as u32, zid: self.mm.zones[zi].zt as u32, order: order as u32 };
+            self.emit(ctx, &rec);
+        }
+        self.mm.vm.inc(Ev::KswapdWake);
+        self.sched.wake_up_all(Wq::Kswapd(node), ctx.clock());
+    }
+
+    /// The zones of a node, low to high (pgdat->node_zones).
+    fn node_zones(&self, node: usize) -> Vec<usize> {
+        self.mm.nodes[node].zones.iter().flatten().copied().collect()
+    }
+
+    /// sleeping_prematurely (3.1): true if kswapd should not sleep yet.
+    fn sleeping_prematurely(&self, node: usize, order: usize, remaining: bool, classzone: usize) -> bool {
+        if remaining {
+            return true;
+        }
+        let zones = self.node_zones(node);
+        let mut balanced = 0u64;
+        let mut all_ok = true;
+        let mut present_upto = 0u64;
+        for (i, &zi) in zones.iter().enumerate() {
+            if i > classzone {
+                break;
+            }
+            let z = &self.mm.zones[zi];
+            present_upto += z.present;
+            if z.all_unreclaimable {
+                balanced += z.present;
+                continue;
+            }
+            if self.mm.zone_watermark_ok(zi, order, z.wmark_high, z.zt, 0) {
+                balanced += z.present;
+            } else {
+                all_ok = false;
+            }
+        }
+        if order > 0 {
+            balanced < present_upto / 4
+        } else {
+            !all_ok
+        }
+    }
+
+    /// One step of kswapd: a priority pass of balance_pgdat, or a sleep decision.
+    pub fn kswapd_step(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        let woken = self.sched.tasks[ctx.pid as usize].woken;
+        match self.kswapd[node].state {
+            KsState::Sleeping => {
+                // Woken: pick up the requested order and classzone.
+                let ks = &mut self.kswapd[node];
+                ks.order = ks.max_order;
+                ks.classzone = ks.classzone_idx;
+                ks.max_order = 0;
+                ks.classzone_idx = self.mm.nodes[node].zones.iter().flatten().count().saturating_sub(1);
+                ks.awake_since = ctx.now;
+                self.begin_balance(node, ctx);
+                Next::Run
+            }
+            KsState::Napping => {
+                let (order, cz) = (self.kswapd[node].order, self.kswapd[node].classzone);
+                if !self.sleeping_prematurely(node, order, woken, cz) {
+                    if self.trace.on(Tp::MmVmscanKswapdSleep) {
+                        self.emit(ctx, &TraceRec::KswapdSleep { nid: node as u32 });
+                    }
+                    self.kswapd[node].state = KsState::Sleeping;
+                    return Next::Sleep { until: None, wq: Some(Wq::Kswapd(node)), io: false };
+                }
+                self.mm.vm.inc(if woken { Ev::KswapdLowWmarkHitQuickly } else { Ev::KswapdHighWmarkHitQuickly });
+                let ks = &mut self.kswapd[node];
+                if ks.max_order > ks.order || ks.classzone_idx < ks.classzone {
+                    ks.order = ks.max_order;
+                    ks.classzone = ks.classzone_idx;
+                }
+                self.begin_balance(node, ctx);
+                Next::Run
+            }
+            KsState::Balancing => self.balance_pgdat_pass(node, ctx),
+        }
+    }
+
+    fn begin_balance(&mut self, node: usize, ctx: &mut Ctx) {
+        if self.trace.on(Tp::MmVmscanKswapdWake) {
+            let o = self.kswapd[node].order as u32;
+            self.emit(ctx, &TraceRec::KswapdWake { nid: node as u32, zid: 0, order: o });
+        }
+        let ks = &mut self.kswapd[node];
+        ks.state = KsState::Balancing;
+        ks.prio = DEF_PRIORITY;
+        ks.total_scanned = 0;
+        ks.nr_reclaimed = 0;
+        ks.may_writepage = true;
+        self.mm.vm.inc(Ev::Pageoutrun);
+    }
+
+    /// One priority iteration of balance_pgdat (3.1).
+    fn balance_pgdat_pass(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        let zones = self.node_zones(node);
+        let (order, classzone) = (self.kswapd[node].order, self.kswapd[node].classzone);
+        let prio = self.kswapd[node].prio;
+        let mut all_ok = true;
+        let mut balanced = 0u64;
+        let mut has_under_min = false;
+        // Find end_zone: the highest zone not balanced.
+        let mut end_zone: Option<usize> = None;
+        for i in (0..zones.len()).rev() {
+            let zi = zones[i];
+            let z = &self.mm.zones[zi];
+            if z.present == 0 || (z.all_unreclaimable && prio != DEF_PRIORITY) {
+                continue;
+            }
+            if self.inactive_anon_is_low(zi) {
+                let sc = self.kswapd_sc(node);
+                self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, &sc, false);
+            }
+            let z = &self.mm.zones[zi];
+            if !self.mm.zone_watermark_ok(zi, order, z.wmark_high, 0, 0) {
+                end_zone = Some(i);
+                break;
+            }
+            self.mm.zones[zi].congested = false;
+        }
+        let Some(mut end_zone) = end_zone else {
+            return self.balance_done(node, ctx);
+        };
+        let lru_pages: u64 = zones[..=end_zone].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
+        let mut sc = self.kswapd_sc(node);
+        let mut i = 0;
+        while i <= end_zone {
+            let zi = zones[i];
+            i += 1;
+            let z = &self.mm.zones[zi];
+            if z.present == 0 || (z.all_unreclaimable && prio != DEF_PRIORITY) {
+                continue;
+            }
+            sc.nr_scanned = 0;
+            let gap = z.wmark_low.min((z.present as i64 + 99) / 100);
+            let end_zt = self.mm.zones[zones[end_zone]].zt;
+            if !self.mm.zone_watermark_ok(zi, order, z.wmark_high + gap, end_zt, 0) {
+                self.shrink_zone(ctx, prio, zi, &mut sc);
+                let slab = self.shrink_slab(ctx, sc.nr_scanned, lru_pages, true);
+                sc.nr_reclaimed += slab;
+                self.kswapd[node].total_scanned += sc.nr_scanned;
+                if slab == 0 && !self.zone_reclaimable(zi) {
+                    self.mm.zones[zi].all_unreclaimable = true;
+                }
+            }
+            let ks = &mut self.kswapd[node];
+            ks.nr_reclaimed = sc.nr_reclaimed;
+            if ks.total_scanned > SWAP_CLUSTER_MAX * 2 && ks.total_scanned > ks.nr_reclaimed + ks.nr_reclaimed / 2 {
+                ks.may_writepage = true;
+            }
+            sc.may_writepage = ks.may_writepage;
+            let (unrecl, high, min, present) = {
+                let z = &self.mm.zones[zi];
+                (z.all_unreclaimable, z.wmark_high, z.wmark_min, z.present)
+            };
+            if unrecl {
+                if end_zone > 0 && end_zone == i - 1 {
+                    end_zone -= 1;
+                }
+                continue;
+            }
+            let end_zt = self.mm.zones[zones[end_zone]].zt;
+            if !self.mm.zone_watermark_ok(zi, order, high, end_zt, 0) {
+                all_ok = false;
+                if !self.mm.zone_watermark_ok(zi, order, min, end_zt, 0) {
+                    has_under_min = true;
+                }
+            } else {
+                self.mm.zones[zi].congested = false;
+                if i - 1 <= classzone {
+                    balanced += present;
+                }
+            }
+        }
+        let present_upto: u64 = zones.iter().take(classzone + 1).map(|&zi| self.mm.zones[zi].present).sum();
+        if all_ok || (order > 0 && balanced >= present_upto / 4) {
+            return self.balance_done(node, ctx);
+        }
+        let ks = &mut self.kswapd[node];
+        let total_scanned = ks.total_scanned;
+        if ks.nr_reclaimed >= SWAP_CLUSTER_MAX || prio == 0 {
+            // out: not balanced, goto loop_again (a fresh pass from DEF_PRIORITY).
+            if ks.nr_reclaimed < SWAP_CLUSTER_MAX {
+                ks.order = 0;
+            }
+            ks.prio = DEF_PRIORITY;
+            ks.total_scanned = 0;
+            ks.nr_reclaimed = 0;
+            ks.may_writepage = true;
+            self.mm.vm.inc(Ev::Pageoutrun);
+            return Next::Run;
+        }
+        ks.prio -= 1;
+        if total_scanned > 0 && prio < DEF_PRIORITY - 2 {
+            if has_under_min {
+                self.mm.vm.inc(Ev::KswapdSkipCongestionWait);
+            } else {
+                return self.congestion_wait(ctx, self.jiffies_ns(self.hz / 10));
+            }
+        }
+        Next::Run
+    }
+
+    fn kswapd_sc(&self, node: usize) -> ScanControl {
+        let ks = &self.kswapd[node];
+        ScanControl {
+            gfp: gfp::GFP_KERNEL,
+            nr_scanned: 0,
+            nr_reclaimed: ks.nr_reclaimed,
+            nr_to_reclaim: u64::MAX,
+            may_writepage: ks.may_writepage,
+            may_unmap: true,
+            may_swap: true,
+            order: ks.order,
+            kswapd: true,
+            swappiness: self.k.swappiness,
+        }
+    }
+
+    /// balance_pgdat returned balanced: kswapd_try_to_sleep's first half.
+    fn balance_done(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        let (order, cz) = (self.kswapd[node].order, self.kswapd[node].classzone);
+        if !self.sleeping_prematurely(node, order, false, cz) {
+            self.kswapd[node].state = KsState::Napping;
+            return Next::Sleep { until: Some(ctx.clock() + self.jiffies_ns(self.hz / 10)), wq: Some(Wq::Kswapd(node)), io: false };
+        }
+        self.mm.vm.inc(Ev::KswapdHighWmarkHitQuickly);
+        self.begin_balance(node, ctx);
+        Next::Run
+    }
+
+    /// zone_reclaim result codes on the 2.6.18 path (0/1) share ZoneReclaim.
+    pub fn zone_reclaim_code(ok: bool) -> ZoneReclaim {
+        if ok {
+            ZoneReclaim::Success
+        } else {
+            ZoneReclaim::Some
+        }
+    }
+
+    /// Highest zone type index present, for vmstat rows.
+    pub fn zone_types_present(&self) -> [bool; NR_ZONE_TYPES] {
+        let mut p = [false; NR_ZONE_TYPES];
+        for z in &self.mm.zones {
+            p[z.zt] = true;
+        }
+        p
+    }
+}
+
+/// What pageout() returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pageout {
+    Keep,
+    Activate,
+    Success,
+}
+
+impl Kernel {
+    /// may_write_to_queue: kswapd and zone_reclaim (PF_SWAPWRITE) always may;
+    /// others only when the device is not write-congested.
+    fn may_write_to_queue(&self, ctx: &Ctx, sc: &ScanControl) -> bool {
+        let kt = &self.kt[ctx.pid as usize];
+        if kt.kswapd || kt.swapwrite || sc.order > 3 {
+            return true;
+        }
+        let dev = self.fs.dev;
+        !self.blk.congested(dev, crate::block::Dir::Write)
+    }
+
+    /// pageout: write a dirty page from reclaim through the filesystem's
+    /// ->writepage, which may refuse (ext4 delayed allocation; xfs from
+    /// direct reclaim): then the page is redirtied, but 3.0 still counts
+    /// the call in nr_vmscan_write.
+    fn pageout(&mut self, ctx: &mut Ctx, p: u32, sc: &ScanControl) -> Pageout {
+        if !self.mm.pages.test(p, PG_FILE) {
+            return Pageout::Keep;
+        }
+        if !self.may_write_to_queue(ctx, sc) {
+            return Pageout::Keep;
+        }
+        self.clear_page_dirty_for_io(p);
+        self.mm.pages.set(p, PG_RECLAIM);
+        let kswapd = self.kt[ctx.pid as usize].kswapd;
+        self.writepage_for_reclaim(ctx, p, kswapd);
+        if !self.mm.pages.test(p, PG_WRITEBACK) {
+            self.mm.pages.clear(p, PG_RECLAIM);
+        }
+        if self.trace.on(Tp::MmVmscanWritepage) {
+            self.emit(ctx, &TraceRec::Writepage { pfn: p as u64, file: true, sync: false });
+        }
+        let zi = self.mm.zone_of(p);
+        self.zs_add(zi, Zs::NrVmscanWrite, 1);
+        Pageout::Success
+    }
+}

@@ -1,0 +1,195 @@
+//! fs_mark (-d -D -N -n -L -t -S0 -s -w): `threads` processes, each
+//! creating `files` files per iteration, writing `file_bytes` in
+//! `write_bytes` write() calls, closing them; files are kept. Each
+//! iteration ends when every thread has finished its files; then fs_mark
+//! prints Files/sec (the sum over threads of files / loop time) and the
+//! App Overhead (the sum of the time outside system calls, in µs).
+
+use crate::cost::Ctx;
+use crate::filemap::PageOp;
+use crate::kernel::Kernel;
+use crate::page_alloc::AllocRes;
+use crate::sched::{Next, Pid, Wq};
+use crate::spec::FsmarkSpec;
+use serde_json::{json, Value};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Create,
+    Write { ino: u32, done: u64 },
+    Close { ino: u32 },
+    Waiting,
+}
+
+struct Thread {
+    pid: Pid,
+    root: u32,
+    files_done: u64,
+    iter_files: u32,
+    phase: Phase,
+    loop_start: u64,
+    loop_end: u64,
+    /// Wall time inside system calls in this iteration, and the current call's start.
+    in_calls: u64,
+    call_start: Option<u64>,
+}
+
+pub struct Fsmark {
+    w: FsmarkSpec,
+    threads: Vec<Thread>,
+    iteration: u32,
+    arrived: usize,
+    pub results: Vec<(f64, u64)>,
+    pub oom: bool,
+}
+
+impl Fsmark {
+    pub fn start(k: &mut Kernel, w: &FsmarkSpec) -> Fsmark {
+        let (cpus, mems) = super::affinity(k, w.cpus.as_ref(), w.mems_allowed.as_ref());
+        let threads = (0..w.threads)
+            .map(|i| Thread {
+                pid: super::spawn_user(k, "fs_mark", cpus.clone(), mems.clone()),
+                root: i % w.dirs,
+                files_done: 0,
+                iter_files: 0,
+                phase: Phase::Create,
+                loop_start: 0,
+                loop_end: 0,
+                in_calls: 0,
+                call_start: None,
+            })
+            .collect();
+        Fsmark { w: w.clone(), threads, iteration: 0, arrived: 0, results: Vec::new(), oom: false }
+    }
+
+    fn begin_call(t: &mut Thread, now: u64) {
+        if t.call_start.is_none() {
+            t.call_start = Some(now);
+        }
+    }
+    fn end_call(t: &mut Thread, now: u64) {
+        if let Some(s) = t.call_start.take() {
+            t.in_calls += now - s;
+        }
+    }
+
+    pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
+        let ti = self.threads.iter().position(|t| t.pid == pid).unwrap_or(0);
+        let now = ctx.now;
+        let ps = k.page_size;
+        match self.threads[ti].phase {
+            Phase::Waiting => {
+                if self.iteration >= self.w.iterations {
+                    return Next::Exit;
+                }
+                let t = &mut self.threads[ti];
+                t.phase = Phase::Create;
+                t.loop_start = now;
+                t.in_calls = 0;
+                t.iter_files = 0;
+                Next::Run
+            }
+            Phase::Create => {
+                let t = &mut self.threads[ti];
+                if t.iter_files == 0 && t.call_start.is_none() && t.in_calls == 0 {
+                    t.loop_start = t.loop_start.max(if self.iteration == 0 { 0 } else { t.loop_start });
+                }
+                Self::begin_call(t, now);
+                ctx.user += k.cost.user_store_ns;
+                let subdir = (t.files_done / self.w.files_per_subdir as u64) % self.w.subdirs as u64;
+                let dir = t.root * self.w.subdirs + subdir as u32;
+                match k.sys_creat(ctx, dir) {
+                    Ok(ino) => {
+                        let t = &mut self.threads[ti];
+                        Self::end_call(t, ctx.clock());
+                        t.phase = if self.w.file_bytes > 0 { Phase::Write { ino, done: 0 } } else { Phase::Close { ino } };
+                        Next::Run
+                    }
+                    Err(AllocRes::Sleep(n)) => n,
+                    Err(_) => {
+                        self.oom = true;
+                        Next::Exit
+                    }
+                }
+            }
+            Phase::Write { ino, done } => {
+                let t = &mut self.threads[ti];
+                Self::begin_call(t, now);
+                if t.call_start == Some(now) {
+                    ctx.sys += k.cost.syscall_ns;
+                    ctx.user += k.cost.user_store_ns;
+                }
+                let end = (done + self.w.write_bytes).min(self.w.file_bytes);
+                let mut off = done;
+                while off < end {
+                    let idx = off / ps;
+                    let chunk = (ps - off % ps).min(end - off);
+                    match k.write_page(ctx, ino, idx, chunk) {
+                        PageOp::Done => off += chunk,
+                        PageOp::Sleep(n) => {
+                            self.threads[ti].phase = Phase::Write { ino, done: off };
+                            return n;
+                        }
+                        PageOp::Oom => {
+                            self.oom = true;
+                            return Next::Exit;
+                        }
+                    }
+                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                        self.threads[ti].phase = Phase::Write { ino, done: off };
+                        return n;
+                    }
+                }
+                let t = &mut self.threads[ti];
+                Self::end_call(t, ctx.clock());
+                t.phase = if off >= self.w.file_bytes { Phase::Close { ino } } else { Phase::Write { ino, done: off } };
+                Next::Run
+            }
+            Phase::Close { ino } => {
+                let t = &mut self.threads[ti];
+                Self::begin_call(t, now);
+                k.sys_close(ctx, ino);
+                let t = &mut self.threads[ti];
+                Self::end_call(t, ctx.clock());
+                t.files_done += 1;
+                t.iter_files += 1;
+                if t.iter_files < self.w.files {
+                    t.phase = Phase::Create;
+                    return Next::Run;
+                }
+                t.loop_end = ctx.clock();
+                t.phase = Phase::Waiting;
+                self.arrived += 1;
+                if self.arrived < self.threads.len() {
+                    return Next::Sleep { until: None, wq: Some(Wq::Barrier(0)), io: false };
+                }
+                // The last thread of the iteration: fs_mark's parent sums the results.
+                let mut fps = 0.0;
+                let mut overhead = 0u64;
+                for t in &self.threads {
+                    let wall = (t.loop_end - t.loop_start).max(1);
+                    fps += self.w.files as f64 / (wall as f64 / 1e9);
+                    overhead += wall.saturating_sub(t.in_calls) / 1000;
+                }
+                self.results.push(((fps * 10.0).round() / 10.0, overhead));
+                self.iteration += 1;
+                self.arrived = 0;
+                k.sched.wake_up_all(Wq::Barrier(0), ctx.clock());
+                if self.iteration >= self.w.iterations {
+                    return Next::Exit;
+                }
+                let t = &mut self.threads[ti];
+                t.phase = Phase::Create;
+                t.loop_start = ctx.clock();
+                t.in_calls = 0;
+                t.iter_files = 0;
+                Next::Run
+            }
+        }
+    }
+
+    pub fn json(&self) -> Value {
+        let its: Vec<Value> = self.results.iter().map(|&(f, o)| json!({ "files_per_sec": f, "overhead_us": o })).collect();
+        json!({ "fsmark": { "iterations": its } })
+    }
+}

@@ -1,0 +1,107 @@
+//! The streaming mapped writer: each process creates a file, maps it
+//! shared and writable, writes one word to every page in order (a write
+//! fault per page, dirtying it), then unmaps and removes the file.
+
+use crate::cost::Ctx;
+use crate::filemap::PageOp;
+use crate::kernel::Kernel;
+use crate::page_alloc::AllocRes;
+use crate::sched::{Next, Pid};
+use crate::spec::MmapstreamSpec;
+use crate::vmstat::Ev;
+use serde_json::{json, Value};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Touch { ino: u32, page: u64 },
+    Unlink { ino: u32 },
+}
+
+struct Proc {
+    pid: Pid,
+    phase: Phase,
+    pages: u64,
+}
+
+pub struct Mmapstream {
+    procs: Vec<Proc>,
+    pub oom: bool,
+}
+
+/// Faults handled per step.
+const FAULTS_PER_STEP: u64 = 32;
+
+impl Mmapstream {
+    pub fn start(k: &mut Kernel, w: &MmapstreamSpec) -> Mmapstream {
+        let (cpus, mems) = super::affinity(k, w.cpus.as_ref(), w.mems_allowed.as_ref());
+        let pages = w.bytes.div_ceil(k.page_size) / w.threads as u64;
+        let procs = (0..w.threads).map(|_| Proc { pid: super::spawn_user(k, "mmap-strm", cpus.clone(), mems.clone()), phase: Phase::Open, pages }).collect();
+        Mmapstream { procs, oom: false }
+    }
+
+    pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
+        let pi = self.procs.iter().position(|p| p.pid == pid).unwrap_or(0);
+        match self.procs[pi].phase {
+            Phase::Open => match k.sys_creat(ctx, 1000 + pi as u32) {
+                Ok(ino) => {
+                    k.fs.inodes[ino as usize].mapped = true;
+                    self.procs[pi].phase = Phase::Touch { ino, page: 0 };
+                    Next::Run
+                }
+                Err(AllocRes::Sleep(n)) => n,
+                Err(_) => {
+                    self.oom = true;
+                    Next::Exit
+                }
+            },
+            Phase::Touch { ino, page } => {
+                let total = self.procs[pi].pages;
+                let mut pg = page;
+                let end = (page + FAULTS_PER_STEP).min(total);
+                while pg < end {
+                    if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].bdp.active {
+                        ctx.sys += k.cost.fault_ns;
+                        k.mm.vm.inc(Ev::Pgfault);
+                        k.faults += 1;
+                    }
+                    match k.shared_write_fault(ctx, ino, pg) {
+                        PageOp::Done => {}
+                        PageOp::Sleep(n) => {
+                            self.procs[pi].phase = Phase::Touch { ino, page: pg };
+                            return n;
+                        }
+                        PageOp::Oom => {
+                            self.oom = true;
+                            return Next::Exit;
+                        }
+                    }
+                    ctx.user += k.cost.user_store_ns;
+                    pg += 1;
+                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                        self.procs[pi].phase = Phase::Touch { ino, page: pg };
+                        return n;
+                    }
+                }
+                self.procs[pi].phase = if pg >= total { Phase::Unlink { ino } } else { Phase::Touch { ino, page: pg } };
+                Next::Run
+            }
+            Phase::Unlink { ino } => {
+                k.fs.inodes[ino as usize].i_count -= 1; // munmap + close
+                match k.sys_unlink(ctx, ino) {
+                    PageOp::Done => Next::Exit,
+                    PageOp::Sleep(n) => {
+                        k.fs.inodes[ino as usize].i_count += 1;
+                        n
+                    }
+                    PageOp::Oom => Next::Exit,
+                }
+            }
+        }
+    }
+
+    pub fn json(&self, k: &Kernel) -> Value {
+        let end = self.procs.iter().filter_map(|p| k.sched.tasks[p.pid as usize].exited_at).max().unwrap_or(k.now);
+        json!({ "mmapstream": { "elapsed_s": (end / 1000) as f64 / 1e6 } })
+    }
+}

@@ -1,0 +1,109 @@
+//! Workloads: user tasks driven as state machines, one step at a time,
+//! behind one interface. Each is what an MMTests benchmark does, with its
+//! parameters (docs/engine-api.md).
+
+pub mod fsmark;
+pub mod largedd;
+pub mod memhog;
+pub mod mmapstream;
+
+use crate::cost::Ctx;
+use crate::kernel::Kernel;
+use crate::sched::{Next, Pid, TaskKind};
+use crate::spec::{Spec, SpecError, WorkloadSpec};
+use serde_json::Value;
+
+pub enum Workload {
+    None,
+    Memhog(memhog::Memhog),
+    Fsmark(fsmark::Fsmark),
+    Largedd(largedd::Largedd),
+    Mmapstream(mmapstream::Mmapstream),
+}
+
+impl Workload {
+    pub fn start(k: &mut Kernel, spec: &Spec) -> Result<Workload, SpecError> {
+        Ok(match &spec.workload {
+            WorkloadSpec::Memhog(w) => Workload::Memhog(memhog::Memhog::start(k, w)),
+            WorkloadSpec::Fsmark(w) => Workload::Fsmark(fsmark::Fsmark::start(k, w)),
+            WorkloadSpec::Largedd(w) => Workload::Largedd(largedd::Largedd::start(k, w)),
+            WorkloadSpec::Mmapstream(w) => Workload::Mmapstream(mmapstream::Mmapstream::start(k, w)),
+        })
+    }
+
+    /// Every user task has exited.
+    pub fn finished(&self, k: &Kernel) -> bool {
+        k.sched.tasks.iter().filter(|t| t.kind == TaskKind::User).all(|t| t.exited_at.is_some())
+    }
+
+    /// When the benchmark ended (the last user task's exit).
+    pub fn end_ns(&self, k: &Kernel) -> u64 {
+        k.sched.tasks.iter().filter(|t| t.kind == TaskKind::User).filter_map(|t| t.exited_at).max().unwrap_or(k.now)
+    }
+
+    pub fn oom(&self) -> bool {
+        match self {
+            Workload::Memhog(m) => m.oom(),
+            Workload::Fsmark(w) => w.oom,
+            Workload::Largedd(w) => w.oom,
+            Workload::Mmapstream(w) => w.oom,
+            Workload::None => false,
+        }
+    }
+
+    pub fn benchmark_json(&self, k: &Kernel) -> Value {
+        match self {
+            Workload::Memhog(_) | Workload::None => serde_json::json!({ "memhog": {} }),
+            Workload::Fsmark(w) => w.json(),
+            Workload::Largedd(w) => w.json(),
+            Workload::Mmapstream(w) => w.json(k),
+        }
+    }
+
+    pub fn threads_json(&self, k: &Kernel) -> Option<Value> {
+        match self {
+            Workload::Memhog(m) => Some(m.threads_json(k)),
+            _ => None,
+        }
+    }
+}
+
+/// The CPUs a workload's tasks may use and the nodes they may allocate from.
+pub fn affinity(k: &Kernel, cpus: Option<&Vec<u32>>, mems: Option<&Vec<u32>>) -> (Vec<u16>, Vec<bool>) {
+    let ncpus = k.mm.cpu_node.len();
+    let cpus: Vec<u16> = match cpus {
+        Some(l) => l.iter().map(|&c| c as u16).collect(),
+        None => (0..ncpus as u16).collect(),
+    };
+    let mut m = vec![mems.is_none(); k.nr_nodes];
+    if let Some(l) = mems {
+        for &n in l {
+            m[n as usize] = true;
+        }
+    }
+    (cpus, m)
+}
+
+pub fn spawn_user(k: &mut Kernel, comm: &str, cpus: Vec<u16>, mems: Vec<bool>) -> Pid {
+    let node = k.mm.cpu_node[cpus[0] as usize];
+    let pid = k.sched.spawn(comm.to_string(), TaskKind::User, cpus, 0);
+    k.add_ktask(pid, node, mems);
+    pid
+}
+
+impl Kernel {
+    /// One step of a user task.
+    pub fn workload_step(&mut self, pid: Pid, ctx: &mut Ctx) -> Next {
+        self.finish_pending_wait(ctx);
+        let mut wl = std::mem::replace(&mut self.wl, Workload::None);
+        let next = match &mut wl {
+            Workload::Memhog(w) => w.step(self, pid, ctx),
+            Workload::Fsmark(w) => w.step(self, pid, ctx),
+            Workload::Largedd(w) => w.step(self, pid, ctx),
+            Workload::Mmapstream(w) => w.step(self, pid, ctx),
+            Workload::None => Next::Exit,
+        };
+        self.wl = wl;
+        next
+    }
+}
