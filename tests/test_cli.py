@@ -123,9 +123,11 @@ def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
 
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(capsys, "reproduce", "--list")
-    assert code == 0 and out.startswith("zonelist-cache  Seed 003")
+    assert code == 0
+    assert out.splitlines()[0].startswith("zlcfirst        Seed 000: fs_mark, LARGE DD, streaming mapped writer")
+    assert out.splitlines()[1].startswith("zonelist-cache  Seed 003")
     code, _, err = call(capsys, "reproduce", "nope")
-    assert code == 2 and err == "mmtwin: error: unknown reproduction 'nope'; available: zonelist-cache\n"
+    assert code == 2 and err == "mmtwin: error: unknown reproduction 'nope'; available: zlcfirst, zonelist-cache\n"
 
 
 def test_reproduce_rejects_an_experiment_without_the_claimed_cells(
@@ -135,6 +137,173 @@ def test_reproduce_rejects_an_experiment_without_the_claimed_cells(
     assert code == 2
     assert err.startswith("mmtwin: error: ")
     assert "tiny-zlc.toml: matrix: the experiment has no 12 GB cell, which the claims need (C1)" in err
+
+
+# --------------------------------------------------------------------------- seed 000 workloads with the fake engine
+
+
+def test_reproduce_zlcfirst_with_fake_engine(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
+    """The fake makes zlcfirst and zlcreconsider better in every way the seed says: every claim holds, exit 0."""
+    code, out, err = call(capsys, "reproduce", "zlcfirst", "--jobs", "1")
+    assert code == 0, err
+    assert "9 runs" in out.splitlines()[1]
+    assert "Simulated (MMTests 2011 report)" in out and "Published (seed 000) beside simulated: published/simulated" in out
+    assert "./fs_mark  -d  /tmp/fsmark  -D  100  -N  5000  -n  208  -L  35  -t  24  -S0  -s  524288" in out
+    assert "Files/s  mean" in out and "dd source files" in out and "Streaming Mapped Writer" in out
+    assert "Kswapd velocity                                     0.000/0.000" in out
+    for cid in ("C1", "C2", "C3", "C4", "C5", "C6"):
+        assert f"{cid}  HELD" in out
+    assert "verdict: 6 of 6 claims held in the simulation" in out
+    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--jobs", "1", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["kernels"] == ["3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"]
+    assert data["runs"] == {"fsmark": "fsmark", "largedd": "largedd", "mmapstream": "mmapstream"}
+    assert [c["id"] for c in data["claims"]] == ["C1", "C2", "C3", "C4", "C5", "C6"]
+    assert all(c["held"] and c["held_published"] for c in data["claims"])
+    pub = data["workloads"]["fsmark"]["published"][1]
+    assert pub["kernel"] == "3.0-rc6-zlcfirst" and pub["vmstat"]["Kswapd velocity"] == "810.643"
+    c4 = next(c for c in data["claims"] if c["id"] == "C4")
+    assert [r["kernel"] for r in c4["simulated"]] == ["3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"]
+
+
+def test_reproduce_zlcfirst_exits_1_when_a_claim_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claims read only simulated figures: a slower mapped writer under zlcreconsider fails C6 alone."""
+    import mmtwin.engine
+    from fakeengine import fake_run_spec
+
+    def slower_writer(spec: dict) -> dict:
+        result = fake_run_spec(spec)
+        if spec["workload"]["kind"] == "mmapstream" and spec["kernel"]["zlc_reconsider"]:
+            result["times"]["elapsed_s"] *= 1.5
+        return result
+
+    monkeypatch.setattr(mmtwin.engine, "run_spec", slower_writer)
+    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--jobs", "1")
+    assert code == 1
+    assert "C6  NOT HELD  The streaming mapped writer completes faster" in out
+    assert "3.0-rc6-zlcreconsider elapsed fall % -" in out and " x" in out
+    assert "verdict: 5 of 6 claims held in the simulation" in out
+
+
+def test_reproduce_zlcfirst_rejects_an_experiment_of_the_wrong_shape(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fake_engine: None
+) -> None:
+    text = (Path(__file__).resolve().parents[1] / "experiments" / "zlcfirst.toml").read_text()
+    bad = tmp_path / "two.toml"
+    bad.write_text(text.replace('name = "zlcfirst"', 'name = "two"').replace(', "3.0-rc6-zlcreconsider"]', "]"))
+    code, _, err = call(capsys, "reproduce", "zlcfirst", "--experiment", str(bad), "-j", "1")
+    assert code == 2
+    assert "two.toml: kernels: 2 listed; this reproduction compares exactly 3" in err
+    a, b = text.index('[[runs]]\nname = "largedd"'), text.index('[[runs]]\nname = "mmapstream"')
+    bad.write_text(text[:a].replace('name = "zlcfirst"', 'name = "two"') + text[b:])
+    code, _, err = call(capsys, "reproduce", "zlcfirst", "--experiment", str(bad), "-j", "1")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "two.toml: runs: no largedd run, which the claims need (fsmark, largedd, mmapstream one each)" in err
+
+
+SEED_FSMARK = "./fs_mark  -d  /tmp/fsmark-10813  -D  100  -N  5000  -n  208  -L  35  -t  24  -S0  -s  524288"
+
+
+def test_run_fsmark_by_command_line_and_by_experiment_run_give_the_same_spec(
+    capsys: pytest.CaptureFixture[str], fake_engine: None
+) -> None:
+    by_args = ["run", "-m", "x86-64-2node-24cpu", "-k", "3.0-rc6-vanilla", "--fsmark", SEED_FSMARK, "--cpus", "0-11", "--json"]
+    code, out, err = call(capsys, *by_args)
+    assert code == 0, err
+    spec_args = json.loads(out)["spec"]
+    code, out, err = call(capsys, "run", "-e", "zlcfirst", "-r", "fsmark", "--json")
+    assert code == 0, err
+    spec_run = json.loads(out)["spec"]
+    assert spec_args == spec_run
+    assert spec_run["kernel"]["name"] == "3.0-rc6-vanilla"  # the experiment's baseline
+    assert spec_run["workload"]["files"] == 208 and spec_run["trace"] is None
+
+
+def test_run_text_for_the_file_workloads(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
+    code, out, err = call(capsys, "run", "-e", "zlcfirst", "-r", "fsmark", "-k", "3.0-rc6-zlcfirst", "--set", "iterations=3", "--set", "files=2")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("fsmark -t 24 -D 100 -N 5000 -n 2 -L 3 -S0 -s 524288 -w 16384 (1 dir), cpus 0-11 on x86-64-2node-24cpu")
+    assert "FSUse%        Count         Size    Files/sec     App Overhead" in lines
+    assert "MMTests Statistics: vmstat" in lines and "MMTests Statistics: duration" in lines
+    code, out, err = call(capsys, "run", "-m", "x86-64-2node-24cpu", "-k", "3.0-rc6-vanilla", "-w", "largedd",
+                          "--set", "tar_mib=100", "--set", "copies=3", "--set", "download_mib_s=10")
+    assert code == 0, err
+    assert "1:Time to download tar:10" in out.splitlines()
+    code, out, err = call(capsys, "run", "-m", "x86-64-2node-24cpu", "-k", "3.0-rc6-vanilla", "-w", "mmapstream",
+                          "--set", "size_mib=1024", "--trace", "/tmp/x.trace", "--json")
+    assert code == 0, err
+    spec = json.loads(out)["spec"]
+    assert spec["workload"] == {"kind": "mmapstream", "cpus": None, "mems_allowed": None, "bytes": 2**30, "threads": 1}
+    assert spec["trace"] == {"path": "/tmp/x.trace", "events": None}
+
+
+def test_compare_an_experiment_run_prints_the_2011_report(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
+    code, out, err = call(capsys, "compare", "-e", "zlcfirst", "-r", "largedd", "--scale", "0.1", "-j", "1")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("largedd 1126 MiB tarfile at 19 MiB/s, 20 dd copies (bs 512, 1 at a time), cpus 0-11")
+    assert lines[0].endswith("kernels 3.0-rc6-vanilla, 3.0-rc6-zlcfirst, 3.0-rc6-zlcreconsider (the first is the baseline); seed 1; scale 0.1")
+    assert lines[2:5] == [
+        "LARGE DD",
+        "            " + f"{'largedd-3.0':>18}" * 3,
+        "            " + f"{'rc6-vanilla':>18}{'rc6-zlcfirst':>18}{'rc6-zlcreconsider':>18}",
+    ]
+    assert lines[5].startswith("download tar        ")
+    assert lines[8] == "MMTests Statistics: duration"
+    code, _, err = call(capsys, "compare", "-e", "zlcfirst", "-r", "largedd", "--era", "2017")
+    assert code == 2 and "--era: '2017' is not allowed for largedd" in err
+    code, out, err = call(capsys, "compare", "-e", "zlcfirst", "-r", "fsmark", "-k", "3.0-rc6-vanilla", "-k", "3.0-rc6-zlcfirst",
+                          "--set", "files=1", "-j", "1")
+    assert code == 0, err
+    assert out.splitlines()[3] == "./fs_mark  -d  /tmp/fsmark  -D  100  -N  5000  -n  1  -L  35  -t  24  -S0  -s  524288"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-w", "fsmark", "--set", "subdirs=100", "--set", "files_per_subdir=5", "--set", "files=0"],
+         "command line: files: 0 is not allowed; fs_mark with zero files does nothing"),
+        (["--fsmark", "-d /x -D 100 -N 5 -n 0 -L 1"], "command line: files: 0 is not allowed; fs_mark with zero files"),
+        (["--fsmark", "-d /x -D 100 -N 5 -n 5"], "--fsmark: without -L or -k fs_mark unlinks its files"),
+        (["--fsmark", "-d /x -D 100 -N 5 -n 5 -L 1 -S1"], "command line: sync_method: 1 is not simulated yet; only 0"),
+        (["--fsmark", "-d /x -D 100 -N 5 -n 5 -L 1 -q"], "--fsmark: option -q not recognized"),
+        (["-w", "mmapstream", "--set", "size_mib=600000"],
+         "workload.size_mib: the 600000 MiB mapped file (585.9 GiB) is larger than the ext4 filesystem on sda (476940 MiB)"),
+        (["-w", "largedd", "--set", "tar_mib=30000", "--set", "copies=20", "--set", "download_mib_s=5"],
+         "workload.tar_mib: the tarfile and its 20 copies (615.2 GiB) is larger than the ext4 filesystem on sda"),
+        (["--size-gb", "13", "-t", "2"],
+         "workload.size_gb: a 13 GB memory hog needs 13312 MiB of memory, more than machine x86-64-2node-24cpu has "
+         "(12008 MiB after boot reservations, no swap)"),
+        (["--size-gb", "7", "-t", "2", "--mems", "1"], "more than nodes 1 of x86-64-2node-24cpu has (6044 MiB"),
+        (["-w", "largedd", "--size-gb", "3"], "--size-gb: not an option of the largedd workload (its fields: tar_mib"),
+        (["-w", "mmapstream", "--set", "size_mib=1", "--cpus", "0-99"], "workload.cpus: CPU 24 does not exist"),
+        (["-w", "mmapstream", "--set", "size_mib=1", "--cpus", "3-1"], "--cpus: '3-1' is not allowed"),
+        (["-w", "mmapstream", "--set", "sizemib=1"], "command line: sizemib: unknown key; allowed keys here: kind, size_mib"),
+        (["-w", "nope"], "--workload: 'nope' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+    ],
+)
+def test_bad_workload_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], expected: str) -> None:
+    code, out, err = call(capsys, "run", "-m", "x86-64-2node-24cpu", "-k", "3.0-rc6-vanilla", *args)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("mmtwin: error: "), err
+    assert expected in err, err
+
+
+def test_experiment_and_run_options_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for args, expected in (
+        (["run", "-e", "zlcfirst"], "--experiment: give --run NAME too; runs of zlcfirst: fsmark, largedd, mmapstream"),
+        (["run", "-e", "zlcfirst", "-r", "dd"], "--run: unknown run 'dd' in experiment zlcfirst; runs: fsmark, largedd, mmapstream"),
+        (["run", "-k", "3.0-rc6-vanilla", "-r", "fsmark"], "--run: needs --experiment NAME|FILE"),
+        (["run", "-k", "3.0-rc6-vanilla", "--size-gb", "1", "-t", "1"], "--machine: missing; give -m NAME"),
+        (["run", "-e", "zlcfirst", "-r", "fsmark", "-w", "largedd"], "--workload: 'largedd' is not allowed; run 'fsmark' is a fsmark workload"),
+        (["run", "-e", "zlcfirst", "-r", "fsmark", "--trace-events", "mm_vmscan_kswapd_wake"], "--trace-events: needs --trace FILE"),
+    ):
+        code, _, err = call(capsys, *args)
+        assert code == 2 and expected in err and err.count("\n") == 1, (args, err)
 
 
 # --------------------------------------------------------------------------- with the real engine
@@ -200,6 +369,22 @@ def test_reproduce_zonelist_cache_at_reduced_scale(tmp_path: Path) -> None:
     assert (tmp_path / "zonelist-cache-sys.png").is_file()
     # determinism across worker counts
     again = run_cli("reproduce", "zonelist-cache", "--scale", "0.05", "--json", "--jobs", "1")
+    assert again.stdout == proc.stdout
+
+
+@requires_engine
+def test_reproduce_zlcfirst_real_engine_at_small_scale() -> None:
+    """The real engine takes every v2 spec of seed 000 and gives the 2011 report's inputs; same bytes for any --jobs."""
+    proc = run_cli("reproduce", "zlcfirst", "--scale", "0.02", "--json", "--jobs", "2")
+    assert proc.returncode in (0, 1), proc.stderr
+    data = json.loads(proc.stdout)
+    assert (proc.returncode == 0) == data["held"]
+    for kind in ("fsmark", "largedd", "mmapstream"):
+        cols = data["workloads"][kind]["simulated"]
+        assert [c["kernel"] for c in cols] == data["kernels"]
+        assert all(float(c["duration"]["Total Elapsed Time (seconds)"]) > 0 for c in cols)
+        assert all(int(c["vmstat"]["Page Outs"]) > 0 for c in cols), kind  # every workload writes its files
+    again = run_cli("reproduce", "zlcfirst", "--scale", "0.02", "--json", "--jobs", "1")
     assert again.stdout == proc.stdout
 
 

@@ -179,8 +179,22 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
          "sysctl.zone_reclaim_mode: 9 is not allowed; expected \"auto\" or an integer 0..7"),
         (TEST_BASE + "\n[sysctl]\nlowmem_reserve_ratio = [256, 0, 32, 32]\n",
          "sysctl.lowmem_reserve_ratio: [256, 0, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers >= 1"),
-        (TEST_BASE + "\n[sysctl]\nswappiness = 60\n",
-         "sysctl.swappiness: unknown key; allowed keys here: min_free_kbytes, zone_reclaim_mode, lowmem_reserve_ratio"),
+        (TEST_BASE + "\n[sysctl]\nswapiness = 60\n",
+         "sysctl.swapiness: unknown key; allowed keys here: min_free_kbytes, zone_reclaim_mode, lowmem_reserve_ratio, "
+         "dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, dirty_expire_centisecs, "
+         "dirty_writeback_centisecs, swappiness, min_unmapped_ratio, min_slab_ratio, vfs_cache_pressure"),
+        (TEST_BASE + "\n[sysctl]\ndirty_ratio = 140\n",
+         "sysctl.dirty_ratio: 140 is not allowed; expected an integer 0..100 (percent of dirtyable memory)"),
+        (TEST_BASE + "\n[sysctl]\ndirty_background_ratio = -1\n",
+         "sysctl.dirty_background_ratio: -1 is not allowed; expected an integer 0..100 (percent of dirtyable memory)"),
+        (TEST_BASE + "\n[sysctl]\nswappiness = 101\n",
+         "sysctl.swappiness: 101 is not allowed; expected an integer 0..100"),
+        (TEST_BASE + "\n[sysctl]\nmin_unmapped_ratio = 1.5\n",
+         "sysctl.min_unmapped_ratio: 1.5 is not allowed; expected an integer 0..100 (percent of each zone)"),
+        (TEST_BASE + "\n[sysctl]\nvfs_cache_pressure = -5\n",
+         "sysctl.vfs_cache_pressure: -5 is not allowed; expected an integer >= 0"),
+        (TEST_BASE + '\n[sysctl]\ndirty_expire_centisecs = "3000"\n',
+         "sysctl.dirty_expire_centisecs: '3000' is not allowed; expected an integer >= 0 (centiseconds)"),
         (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nzlc_reconsider = true'),
          "policy.zlc_reconsider: true is not allowed with zlc = 'none'"),
         (TEST_BASE.replace('era = "2.6.18"', 'era = "4.11"').replace('zlc = "none"', 'zlc = "first-eligible"'),
@@ -327,3 +341,261 @@ def test_cli_bad_number_is_usage_error() -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "--size-gb" in proc.stderr
+
+
+# --------------------------------------------------------------------------- storage (Specification v2)
+
+STORAGE = """
+[storage]
+[[storage.devices]]
+name = "sda"
+disks = 1
+bandwidth_mib_s = 100
+access_us = 8000
+nr_requests = 128
+max_sectors_kib = 512
+size_mib = 10000
+
+[storage.fs]
+kind = "ext4"
+device = "sda"
+size_mib = 8000
+"""
+
+
+def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_presets(tmp_path, TINY_X86 + STORAGE)
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    m = config.load_machine("bad")
+    assert m.storage is not None and m.storage.devices[0].chunk_kib == 64  # md's default, unused for one disk
+    assert m.storage.fs.kind == "ext4" and m.storage.swap is None
+    assert m.cost.syscall_ns == 300 and m.cost.writepage_ns == 1500  # v2 costs default to the engine's
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("disks = 1", "disks = 0",
+         "storage.devices[0].disks: 0 is not allowed; a RAID of zero disks stores nothing: expected 1 (a plain disk) or more (md RAID-0)"),
+        ("size_mib = 8000", "size_mib = 10001",
+         "storage.fs.size_mib: 10001 MiB is a filesystem larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
+        ('device = "sda"', 'device = "sdb"', "storage.fs.device: 'sdb' is not a device; devices: sda"),
+        ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext4' or 'xfs'"),
+        ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected >= 4 (BLKDEV_MIN_RQ"),
+        ("bandwidth_mib_s = 100", "bandwidth_mib_s = 0", "storage.devices[0].bandwidth_mib_s: 0 is not allowed; expected a number of MiB/s > 0"),
+        ("access_us = 8000", "access_us = -1", "storage.devices[0].access_us: -1 is not allowed; expected a number of microseconds >= 0"),
+        ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected >= 4 KiB"),
+        ("disks = 1", "disks = 2\nchunk_kib = 48", "storage.devices[0].chunk_kib: 48 is not allowed; expected a power of two"),
+        ("disks = 1", "disks = 1\nrpm = 7200",
+         "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib"),
+        ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
+        ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",
+         "storage.swap.size_mib: 20000 MiB is a swap area larger than its device sda"),
+        ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 3000",
+         "storage.swap.size_mib: 3000 MiB of swap plus the 8000 MiB filesystem do not fit on sda (10000 MiB)"),
+    ],
+)
+def test_storage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, expected: str) -> None:
+    text = TINY_X86 + STORAGE
+    assert old in STORAGE, old
+    write_presets(tmp_path, text.replace(old, new, 1) if old != "size_mib = 8000" else text.replace(old, new))
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    with pytest.raises(MmtwinError) as info:
+        config.load_machine("bad")
+    msg = info.value.message
+    assert "\n" not in msg and "machines/bad.toml: " in msg
+    assert expected in msg, msg
+
+
+def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (TINY_X86 + STORAGE).replace("disks = 1", "disks = 4").replace("size_mib = 8000", "size_mib = 40000")
+    write_presets(tmp_path, text)
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    assert config.load_machine("bad").storage.fs.size_mib == 40000  # 4 x 10000 MiB
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5000, "files": 0},
+         "files: 0 is not allowed; fs_mark with zero files does nothing: expected 1 to 1000000"),
+        ({"kind": "fsmark", "subdirs": 1, "files_per_subdir": 5000}, "subdirs: 1 is not allowed; must be >= 2 (-D"),
+        ({"kind": "fsmark", "subdirs": 100}, "files_per_subdir: missing; this key is required"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "sync_method": 1},
+         "sync_method: 1 is not simulated yet; only 0 (-S0, no fsync or sync, as MMTests runs it) is"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "sync_method": 7}, "sync_method: 7 is not allowed; fs_mark's sync methods are 0..6"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "threads": 65}, "threads: 65 is not allowed; expected 1 to 64"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "threads": 24, "dirs": 5},
+         "threads: 24 is not a multiple of dirs = 5"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "write_bytes": 2**21}, "write_bytes: 2097152 is not allowed; expected 1 to 1048576"),
+        ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "file_bytes": -1}, "file_bytes: -1 is not allowed"),
+        ({"kind": "largedd", "tar_mib": 0, "copies": 1, "download_mib_s": 1}, "tar_mib: 0 is not allowed; expected the tarfile's size in MiB > 0"),
+        ({"kind": "largedd", "tar_mib": 10, "copies": 0, "download_mib_s": 1}, "copies: 0 is not allowed; must be >= 1"),
+        ({"kind": "largedd", "tar_mib": 10, "copies": 1, "download_mib_s": 1, "dd_kib": 0.3},
+         "dd_kib: 0.3 is not allowed; dd's block size must be a whole number of bytes"),
+        ({"kind": "largedd", "tar_mib": 10, "copies": 1}, "download_mib_s: missing; this key is required"),
+        ({"kind": "mmapstream", "size_mib": -1}, "size_mib: -1 is not allowed; expected the mapping's total size in MiB > 0"),
+        ({"kind": "mmapstream", "size_mib": 1, "cpus": "0-x"}, "cpus: '0-x' is not allowed; '0-x' is neither an id nor a range a-b"),
+        ({"kind": "mmapstream", "size_mib": 1, "cpus": 3}, "cpus: 3 is not allowed; expected a list of CPU ids or a string like \"0-11\""),
+        ({"kind": "dd"}, "kind: 'dd' is not allowed; expected 'memhog', 'fsmark', 'largedd' or 'mmapstream'"),
+        ({"kind": "memhog", "size_gb": 1, "threads": 1, "files": 3}, "files: unknown key; allowed keys here: kind, size_gb, threads, stride, cpus, mems_allowed"),
+    ],
+)
+def test_workload_errors(data: dict, expected: str) -> None:
+    with pytest.raises(MmtwinError) as info:
+        config.validate_workload(data, "command line")
+    assert info.value.message.startswith("command line: " + expected.split(":")[0]), info.value.message
+    assert expected in info.value.message, info.value.message
+
+
+def test_workload_defaults_and_id_lists() -> None:
+    w = config.validate_workload({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5000, "cpus": "0-2,5"}, "x")
+    # fs_mark.h defaults, except -S (MMTests passes -S0; only 0 is simulated)
+    assert (w.threads, w.dirs, w.files, w.iterations, w.file_bytes, w.write_bytes, w.sync_method) == (1, 1, 1000, 1, 51200, 16384, 0)
+    assert w.cpus == [0, 1, 2, 5] and w.mems_allowed is None
+    dd = config.validate_workload({"kind": "largedd", "tar_mib": 10, "copies": 2, "download_mib_s": 5}, "x")
+    assert (dd.dd_kib, dd.threads) == (1024, 1)
+    assert config.validate_workload({"kind": "mmapstream", "size_mib": 5}, "x").threads == 1
+
+
+def test_fsmark_command_line_parses_like_fs_mark() -> None:
+    seed = "./fs_mark  -d  /tmp/fsmark-10813  -D  100  -N  5000  -n  208  -L  35  -t  24  -S0  -s  524288"
+    assert config.parse_fsmark_command(seed) == {
+        "subdirs": 100, "files_per_subdir": 5000, "files": 208, "iterations": 35, "threads": 24,
+        "sync_method": 0, "file_bytes": 524288, "dirs": 1,
+    }
+    # at least one thread per -d directory, as fs_mark
+    assert config.parse_fsmark_command("-d a -d b -D 2 -N 1 -k")["threads"] == 2
+    for text, expected in (
+        ("-D 100 -N 5 -L 1", "no -d"),
+        ("-d a -D 100 -L 1", "-D without -N"),
+        ("-d a -D 100 -N 5 -L 1 -F", "-F (run until the filesystem is full) is not simulated"),
+        ("-d a -D 100 -N 5 -L x", "-L 'x' is not allowed; expected an integer"),
+        ("-d a -D 100 -N 5 -L 1 extra", "'extra' is not an fs_mark option"),
+        ("-d 'a", "is not a command line"),
+    ):
+        with pytest.raises(MmtwinError, match=re.escape(expected)):
+            config.parse_fsmark_command(text)
+
+
+# --------------------------------------------------------------------------- experiments of named runs
+
+
+RUNS_EXPERIMENT = """name = "runs"
+description = "d"
+machine = "tiny-x86"
+kernels = ["test-base", "test-zlc"]
+
+[[runs]]
+name = "stream"
+[runs.workload]
+kind = "mmapstream"
+size_mib = 64
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (RUNS_EXPERIMENT.replace('kind = "mmapstream"', 'kind = "mmapstreem"'),
+         "runs[0].workload.kind: 'mmapstreem' is not allowed; expected 'memhog', 'fsmark', 'largedd' or 'mmapstream'"),
+        (RUNS_EXPERIMENT.replace('kind = "mmapstream"\n', ""),
+         "runs[0].workload.kind: missing; this key is required: 'memhog', 'fsmark', 'largedd' or 'mmapstream'"),
+        (RUNS_EXPERIMENT.replace("size_mib = 64", "size_mib = 64\nsizee = 1"),
+         "runs[0].workload.sizee: unknown key; allowed keys here: kind, size_mib, threads, cpus, mems_allowed"),
+        (RUNS_EXPERIMENT.replace("size_mib = 64", "size_mib = 0"), "runs[0].workload.size_mib: 0 is not allowed"),
+        (RUNS_EXPERIMENT.replace('kind = "mmapstream"\nsize_mib = 64', 'kind = "fsmark"\nsubdirs = 10\nfiles_per_subdir = 5\nfiles = 0'),
+         "runs[0].workload.files: 0 is not allowed; fs_mark with zero files does nothing"),
+        (RUNS_EXPERIMENT + '\n[[runs]]\nname = "stream"\n[runs.workload]\nkind = "mmapstream"\nsize_mib = 1\n',
+         "runs[1].name: 'stream' is used twice; run names must be unique"),
+        (RUNS_EXPERIMENT + "\n[matrix]\nsize_gb = [1]\nthreads = [1]\n",
+         "runs: not allowed together with [matrix]; an experiment has one or the other"),
+        (RUNS_EXPERIMENT.replace("[[runs]]", '[workload]\nkind = "memhog"\n\n[[runs]]'),
+         "workload: not allowed with [[runs]]; each run has its own [runs.workload] table"),
+        (RUNS_EXPERIMENT.split("[[runs]]")[0],
+         "matrix: missing; an experiment has either a [matrix] (memory-hog sizes x threads) or [[runs]] (named workloads)"),
+        (RUNS_EXPERIMENT.replace('name = "stream"', 'name = "a stream"'), "runs[0].name: 'a stream' is not allowed"),
+    ],
+)
+def test_runs_experiment_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:
+    (tmp_path / "runs.toml").write_text(text)
+    monkeypatch.setenv("MMTWIN_EXPERIMENTS", str(tmp_path))
+    with pytest.raises(MmtwinError) as info:
+        config.load_experiment("runs")
+    msg = info.value.message
+    assert "\n" not in msg and "runs.toml: " in msg
+    assert expected in msg, msg
+
+
+def test_runs_experiment_plans_every_kernel_on_every_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture_presets: Path) -> None:
+    from mmtwin import experiment
+
+    text = (TINY_X86 + STORAGE).replace('name = "tiny-x86"', 'name = "tiny-disk"')
+    (tmp_path / "machines").mkdir()
+    (tmp_path / "machines" / "tiny-disk.toml").write_text(text)
+    (tmp_path / "kernels").mkdir()
+    for k in ("test-base", "test-zlc"):
+        (tmp_path / "kernels" / f"{k}.toml").write_text((FIXTURES / "presets" / "kernels" / f"{k}.toml").read_text())
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    exp_text = RUNS_EXPERIMENT.replace("tiny-x86", "tiny-disk") + (
+        '\n[[runs]]\nname = "hog"\n[runs.workload]\nkind = "memhog"\nsize_gb = 0.5\nthreads = 2\n'
+    )
+    (tmp_path / "runs.toml").write_text(exp_text)
+    monkeypatch.setenv("MMTWIN_EXPERIMENTS", str(tmp_path))
+    planned = experiment.plan(experiment.load("runs"))
+    assert [(p.kernel, p.run) for p in planned] == [
+        ("test-base", "stream"), ("test-base", "hog"), ("test-zlc", "stream"), ("test-zlc", "hog"),
+    ]
+    assert planned[0].spec["workload"] == {"kind": "mmapstream", "cpus": None, "mems_allowed": None, "bytes": 64 * 2**20, "threads": 1}
+    assert planned[1].spec["workload"]["bytes"] == 2**29
+    # a run that does not fit names the file and the run
+    (tmp_path / "runs.toml").write_text(exp_text.replace("size_mib = 64", "size_mib = 9000"))
+    with pytest.raises(MmtwinError) as info:
+        experiment.plan(experiment.load("runs"))
+    assert info.value.message.endswith(
+        "runs.toml: runs[0] (stream): workload.size_mib: the 9000 MiB mapped file (8.8 GiB) is larger than "
+        "the ext4 filesystem on sda (8000 MiB)"
+    )
+
+
+def test_shipped_zlcfirst_experiment_is_the_seeds() -> None:
+    """Seed 000's fs_mark command line, three kernels, every run bound to node 0's CPUs."""
+    exp = config.load_experiment("zlcfirst")
+    assert exp.seed_document == "000_aa33612caaf20dab.txt"
+    assert exp.kernels == ["3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"]
+    runs = {r.name: r.workload for r in exp.runs or []}
+    assert list(runs) == ["fsmark", "largedd", "mmapstream"]
+    seed = "./fs_mark  -d  /tmp/fsmark-10813  -D  100  -N  5000  -n  208  -L  35  -t  24  -S0  -s  524288"
+    fsmark = runs["fsmark"].model_dump()
+    assert {k: fsmark[k] for k in config.parse_fsmark_command(seed)} == config.parse_fsmark_command(seed)
+    assert fsmark["write_bytes"] == 16384  # no -w
+    assert all(w.cpus == list(range(12)) and w.mems_allowed is None for w in runs.values())
+    # the seed's Page Outs: 22.3 GiB written by LARGE DD, 115 GiB by the mapped writer
+    dd = runs["largedd"]
+    assert 21 <= dd.tar_mib * dd.copies / 1024 <= 23 and dd.dd_kib == 0.5
+    assert runs["mmapstream"].size_mib == 120 * 1024 and runs["mmapstream"].threads == 1
+
+
+def test_kernel_profiles_of_seed_000_write_the_sysctls_out() -> None:
+    for name in ("3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"):
+        text = tomllib.loads((ROOT / "presets" / "kernels" / f"{name}.toml").read_text())
+        assert {k: text["sysctl"][k] for k in config.SYSCTL_LIMITS} == {k: v[0] for k, v in config.SYSCTL_LIMITS.items()}
+    assert config.load_kernel("2.6.18-mm3").sysctl.dirty_ratio == 40  # 2.6.18's vm_dirty_ratio
+
+
+def test_cli_config_errors_are_one_line(tmp_path: Path) -> None:
+    presets = write_presets(tmp_path, TINY_X86 + STORAGE.replace("disks = 1", "disks = 0"), TEST_BASE + "\n[sysctl]\ndirty_ratio = 140\n")
+    env = cli_env(MMTWIN_PRESETS=str(presets))
+    proc = run_cli("run", "-m", "bad", "-k", "test-base", "--size-gb", "1", "-t", "1", env=env)
+    assert_one_line_error(proc, "machines/bad.toml: storage.devices[0].disks: 0 is not allowed; a RAID of zero disks")
+    (presets / "kernels" / "test-base.toml").write_text(TEST_BASE)
+    (presets / "machines" / "tiny-x86.toml").write_text(TINY_X86)
+    proc = run_cli("run", "-m", "tiny-x86", "-k", "bad", "--size-gb", "1", "-t", "1", env=env)
+    assert_one_line_error(proc, "kernels/bad.toml: sysctl.dirty_ratio: 140 is not allowed; expected an integer 0..100")
+    proc = run_cli("run", "-m", "tiny-x86", "-k", "test-base", "--size-gb", "6", "-t", "1", env=env)
+    assert_one_line_error(proc, "workload.size_gb: a 6 GB memory hog needs 6144 MiB of memory, more than machine tiny-x86 has")
+    proc = run_cli("run", "-m", "tiny-x86", "-k", "test-base", "-w", "fsmark", "--fsmark", "-d /x -D 10 -N 5 -n 0 -L 2", env=env)
+    assert_one_line_error(proc, "command line: files: 0 is not allowed; fs_mark with zero files does nothing")

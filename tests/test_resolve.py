@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -39,8 +41,21 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
     assert spec["kernel"] == {
         "name": "test-base", "era": "2.6.18", "zlc": "none", "zlc_reconsider": False,
         "min_free_kbytes": None, "zone_reclaim_mode": None, "lowmem_reserve_ratio": None, "percpu_pagelists": True,
+        # Specification v2: the writeback and reclaim sysctls, kernel defaults written out
+        "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0, "dirty_background_bytes": 0,
+        "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "swappiness": 60,
+        "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
     }
-    assert (spec["seed"], spec["check"], spec["sample_ms"]) == (1, False, 100)
+    assert spec["machine"]["storage"] is None  # no [storage] table
+    assert spec["machine"]["cost"] == {
+        "fault_ns": 1000, "clear_ns_per_kib": 100, "clear_remote_ns_per_kib": 200, "line_miss_ns": 100,
+        "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 50,
+        # the six v2 costs the preset leaves out: the engine's defaults (docs/engine-api.md)
+        "syscall_ns": 300, "copy_ns_per_kib": 250, "page_cache_ns": 400, "scan_page_ns": 150,
+        "inode_ns": 20000, "writepage_ns": 1500,
+    }
+    assert (spec["seed"], spec["check"], spec["sample_ms"], spec["trace"]) == (1, False, 100, None)
+    assert list(spec) == ["machine", "kernel", "workload", "seed", "check", "sample_ms", "trace"]
 
 
 def test_scaled_zone_pages_round_down(fixture_presets: Path) -> None:
@@ -182,3 +197,151 @@ def test_max_order_comes_from_the_machine() -> None:
     x86 = resolve_spec(load_machine("uma-x86-64"), load_kernel("2.6.18-mm3"), WorkloadParams(size_gb=1, threads=1))
     assert (altix["machine"]["max_order"], altix["machine"]["pageblock_order"]) == (17, 9)
     assert (x86["machine"]["max_order"], x86["machine"]["pageblock_order"]) == (11, 9)
+
+
+# --------------------------------------------------------------------------- Specification v2: seed 000's runs
+
+NODE0 = list(range(12))
+KERNEL_3_0 = {
+    "era": "3.0", "min_free_kbytes": None, "zone_reclaim_mode": None, "lowmem_reserve_ratio": None,
+    "percpu_pagelists": True, "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0,
+    "dirty_background_bytes": 0, "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500,
+    "swappiness": 60, "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
+}
+
+
+def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
+    from mmtwin import experiment
+
+    planned = experiment.plan(experiment.load("zlcfirst"))
+    assert [(p.kernel, p.run) for p in planned] == [
+        (k, r) for k in ("3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider")
+        for r in ("fsmark", "largedd", "mmapstream")
+    ]
+    machine = {
+        "name": "x86-64-2node-24cpu", "arch": "x86_64", "page_size": 4096, "cache_line": 64, "hz": 250,
+        "max_order": 11, "pageblock_order": 9,
+        "nodes": [
+            {"cpus": 12, "zones": [{"name": "DMA", "present_pages": 4096}, {"name": "DMA32", "present_pages": 1044480},
+                                   {"name": "NORMAL", "present_pages": 524288}], "reserved_pages": 180 * 256},
+            {"cpus": 12, "zones": [{"name": "DMA", "present_pages": 0}, {"name": "DMA32", "present_pages": 0},
+                                   {"name": "NORMAL", "present_pages": 1572864}], "reserved_pages": 100 * 256},
+        ],
+        "distance": [[10, 31], [31, 10]],
+        "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                 "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80, "syscall_ns": 300, "copy_ns_per_kib": 250,
+                 "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500},
+        "storage": {
+            "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 8000,
+                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940}],
+            "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
+            "swap": None,
+        },
+    }
+    workloads = {
+        "fsmark": {"kind": "fsmark", "threads": 24, "cpus": NODE0, "mems_allowed": None, "dirs": 1, "subdirs": 100,
+                   "files_per_subdir": 5000, "files": 208, "iterations": 35, "file_bytes": 524288,
+                   "write_bytes": 16384, "sync_method": 0},
+        "largedd": {"kind": "largedd", "cpus": NODE0, "mems_allowed": None, "tar_bytes": 1126 * 2**20, "copies": 20,
+                    "dd_bytes": 512, "threads": 1, "download_mib_s": 19},
+        "mmapstream": {"kind": "mmapstream", "cpus": NODE0, "mems_allowed": None, "bytes": 120 * 2**30, "threads": 1},
+    }
+    policy = {
+        "3.0-rc6-vanilla": {"era": "3.0", "zlc": "after-first-zone", "zlc_reconsider": False},
+        "3.0-rc6-zlcfirst": {"era": "3.1", "zlc": "first-eligible", "zlc_reconsider": False},
+        "3.0-rc6-zlcreconsider": {"era": "3.1", "zlc": "first-eligible", "zlc_reconsider": True},
+    }
+    for p in planned:
+        assert p.spec == {
+            "machine": machine,
+            "kernel": {"name": p.kernel, **KERNEL_3_0, **policy[p.kernel]},
+            "workload": workloads[p.run],
+            "seed": 1,
+            "check": False,
+            "sample_ms": 100,
+            "trace": None,
+        }, (p.kernel, p.run)
+    # JSON-ready, and the same spec whatever is asked twice
+    json.dumps(planned[0].spec, allow_nan=False)
+    assert experiment.plan(experiment.load("zlcfirst"))[0].spec == planned[0].spec
+
+
+def test_zlcfirst_specs_at_scale() -> None:
+    from mmtwin import experiment
+
+    planned = experiment.plan(experiment.load("zlcfirst"), scale=0.1, check=True)
+    w = {p.run: p.spec["workload"] for p in planned if p.kernel == "3.0-rc6-vanilla"}
+    assert w["fsmark"]["files"] == 20  # 208 x 0.1 rounded down
+    assert w["largedd"]["tar_bytes"] == 112.6 * 2**20 // 4096 * 4096 and w["largedd"]["dd_bytes"] == 512
+    assert w["mmapstream"]["bytes"] == 12 * 2**30
+    assert planned[0].spec["machine"]["storage"]["devices"][0]["size_mib"] == 476940  # storage is not scaled
+    assert planned[0].spec["check"] is True
+    tiny = experiment.plan(experiment.load("zlcfirst"), scale=0.001)
+    assert tiny[0].spec["workload"]["files"] == 1  # at least one file per thread per iteration
+
+
+def test_file_workload_errors() -> None:
+    m = config.load_machine("x86-64-2node-24cpu")
+    k = config.load_kernel("3.0-rc6-vanilla")
+    fs = config.validate_workload({"kind": "fsmark", "subdirs": 10, "files_per_subdir": 5, "threads": 64,
+                                   "files": 1000, "iterations": 100, "file_bytes": 2**20}, "x")
+    with pytest.raises(MmtwinError, match=re.escape(
+        "workload.files: fs_mark keeps 6400000 files of 1048576 bytes (64 threads x 1000 files x 100 iterations) "
+        "(6250.0 GiB) is larger than the ext4 filesystem on sda (476940 MiB)"
+    )):
+        resolve_spec(m, k, fs)
+    altix = config.load_machine("sgi-altix-28node")
+    with pytest.raises(MmtwinError, match=r"workload.kind: 'fsmark' needs a filesystem; machine sgi-altix-28node has no \[storage\] table"):
+        resolve_spec(altix, config.load_kernel("2.6.18-mm3"), fs)
+    dd = config.validate_workload({"kind": "largedd", "tar_mib": 1e-5, "copies": 1, "download_mib_s": 1}, "x")
+    with pytest.raises(MmtwinError, match=r"workload.tar_mib: 1e-05 MiB at scale 1 is less than one 4096-byte page"):
+        resolve_spec(m, k, dd)
+    dd = config.validate_workload({"kind": "largedd", "tar_mib": 10, "copies": 1, "download_mib_s": 1, "dd_kib": 20 * 2**20}, "x")
+    with pytest.raises(MmtwinError, match=r"workload.dd_kib: 1 dd process\(es\) with bs=21474836480 needs 20480 MiB of memory"):
+        resolve_spec(m, k, dd)
+    st = config.validate_workload({"kind": "mmapstream", "size_mib": 1, "threads": 512}, "x")
+    with pytest.raises(MmtwinError, match=r"gives each of the 512 threads less than one 4096-byte page"):
+        resolve_spec(m, k, st)
+    st = config.validate_workload({"kind": "mmapstream", "size_mib": 1, "cpus": [3, 3]}, "x")
+    with pytest.raises(MmtwinError, match=r"workload.cpus: \[3, 3\] lists a CPU twice; each CPU at most once"):
+        resolve_spec(m, k, st)
+    st = config.validate_workload({"kind": "mmapstream", "size_mib": 1, "cpus": []}, "x")
+    with pytest.raises(MmtwinError, match=r"workload.cpus: \[\] is not allowed; list at least one CPU"):
+        resolve_spec(m, k, st)
+
+
+def test_memory_check_counts_allowed_nodes_and_swap(fixture_presets: Path) -> None:
+    m, k = tiny(fixture_presets)  # node 0: 3000 MiB - 40 reserved, node 1: 2000 - 8
+    resolve_spec(m, k, WorkloadParams(size_gb=4952 / 1024, threads=1))  # exactly what is free: fits
+    with pytest.raises(MmtwinError, match=r"needs 4953 MiB of memory, more than machine tiny-x86 has \(4952 MiB after boot"):
+        resolve_spec(m, k, WorkloadParams(size_gb=4953 / 1024, threads=1))
+    with pytest.raises(MmtwinError, match=r"more than nodes 1 of tiny-x86 has \(1992 MiB after boot reservations, no swap\)"):
+        resolve_spec(m, k, WorkloadParams(size_gb=2, threads=1, mems_allowed=[1]))
+    data = m.model_dump()
+    data["storage"] = {
+        "devices": [{"name": "sda", "bandwidth_mib_s": 100, "access_us": 8000, "nr_requests": 128,
+                     "max_sectors_kib": 512, "size_mib": 10000}],
+        "fs": {"kind": "xfs", "device": "sda", "size_mib": 6000},
+        "swap": {"device": "sda", "size_mib": 4000},
+    }
+    with_swap = config.Machine.model_validate(data)
+    spec = resolve_spec(with_swap, k, WorkloadParams(size_gb=8, threads=1))  # 4952 MiB + 4000 MiB of swap
+    assert spec["machine"]["storage"]["swap"] == {"device": 0, "size_mib": 4000}
+    assert spec["machine"]["storage"]["fs"] == {"kind": "xfs", "device": 0, "size_mib": 6000}
+
+
+def test_dirty_bytes_minimum_is_two_pages(fixture_presets: Path) -> None:
+    m, k = tiny(fixture_presets)
+    low = k.model_copy(update={"sysctl": k.sysctl.model_copy(update={"dirty_bytes": 4096})})
+    with pytest.raises(MmtwinError, match=r"kernel test-base: sysctl.dirty_bytes: 4096 is not allowed; the kernel's minimum is two pages \(8192 bytes\)"):
+        resolve_spec(m, low, WorkloadParams(size_gb=1, threads=1))
+
+
+def test_trace_spec() -> None:
+    from mmtwin.resolve import trace_spec
+
+    assert trace_spec(None) is None
+    assert trace_spec("/tmp/t", None) == {"path": "/tmp/t", "events": None}
+    assert trace_spec("/tmp/t", ["mm_vmscan_kswapd_wake"]) == {"path": "/tmp/t", "events": ["mm_vmscan_kswapd_wake"]}
+    with pytest.raises(MmtwinError, match="--trace-events: needs --trace FILE"):
+        trace_spec(None, ["x"])

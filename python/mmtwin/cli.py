@@ -74,28 +74,96 @@ def _root(
 # --------------------------------------------------------------------------- helpers
 
 
-def _int_list(text: Optional[str], option: str) -> Optional[list[int]]:
+def _id_list(text: Optional[str], option: str) -> Optional[list[int]]:
+    """``--cpus``/``--mems``: ``0-11``, ``0,2,4-7`` (the kernel's list format)."""
     if text is None:
         return None
-    items = [t.strip() for t in text.split(",") if t.strip()]
+    from mmtwin.config import parse_id_list
+
     try:
-        return [int(t) for t in items]
-    except ValueError:
-        raise MmtwinError(f"{option}: {text!r} is not allowed; expected a comma-separated list of integers") from None
+        return parse_id_list(text)
+    except ValueError as exc:
+        raise MmtwinError(f"{option}: {text!r} is not allowed; {exc} (expected a list such as 0-11 or 0,2,4-7)") from None
 
 
-def _workload(workload: str, size_gb: float, threads: int, stride: int, cpus: Optional[str], mems: Optional[str]) -> Any:
-    from mmtwin.config import WorkloadParams, validate
+def _set_value(text: str) -> Any:
+    """A ``--set`` value: a TOML value (``20``, ``0.5``, ``[0, 1]``, ``"x"``), else the bare text."""
+    import tomllib
 
-    data = {
-        "kind": workload,
-        "size_gb": size_gb,
-        "threads": threads,
-        "stride": stride,
-        "cpus": _int_list(cpus, "--cpus"),
-        "mems_allowed": _int_list(mems, "--mems"),
-    }
-    return validate(WorkloadParams, data, "command line")
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+# CLI option -> workload field; each applies only to the kinds that have the field.
+_OPTION_FIELDS = (
+    ("--size-gb", "size_gb"),
+    ("--threads", "threads"),
+    ("--stride", "stride"),
+    ("--cpus", "cpus"),
+    ("--mems", "mems_allowed"),
+)
+
+
+def _experiment_run(experiment: Optional[str], run_name: Optional[str]) -> tuple[Any, Any]:
+    """(loaded experiment or None, the named run or None) for --experiment/--run."""
+    if experiment is None:
+        if run_name is not None:
+            raise MmtwinError("--run: needs --experiment NAME|FILE (the experiment that has the run)")
+        return None, None
+    from mmtwin import experiment as experiments
+
+    loaded = experiments.load(experiment)
+    if run_name is None:
+        names = ", ".join(r.name for r in loaded.experiment.runs or [])
+        raise MmtwinError(
+            f"--experiment: give --run NAME too; runs of {loaded.experiment.name}: {names or 'none (it is a [matrix])'}"
+        )
+    return loaded, loaded.experiment.run_named(run_name)
+
+
+def _workload(
+    workload: Optional[str],
+    options: dict[str, Any],
+    fsmark: Optional[str],
+    sets: Optional[list[str]],
+    run: Any = None,
+) -> Any:
+    """The workload from (in order) an experiment's run, --workload, --fsmark, the named options, --set."""
+    from mmtwin.config import WORKLOAD_KINDS, WORKLOAD_MODELS, parse_fsmark_command, validate_workload
+
+    if run is not None:
+        data: dict[str, Any] = run.workload.model_dump()
+        if workload is not None and workload != data["kind"]:
+            raise MmtwinError(f"--workload: {workload!r} is not allowed; run {run.name!r} is a {data['kind']} workload")
+    else:
+        kind = workload or ("fsmark" if fsmark is not None else "memhog")
+        if kind not in WORKLOAD_KINDS:
+            raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of: {', '.join(WORKLOAD_KINDS)}")
+        data = {"kind": kind}
+    kind = data["kind"]
+    fields = WORKLOAD_MODELS[kind].model_fields
+    if fsmark is not None:
+        if kind != "fsmark":
+            raise MmtwinError(f"--fsmark: only for the fsmark workload, not {kind!r}")
+        data.update(parse_fsmark_command(fsmark))
+    for option, field in _OPTION_FIELDS:
+        value = options.get(field)
+        if value is None:
+            continue
+        if field not in fields:
+            raise MmtwinError(f"{option}: not an option of the {kind} workload (its fields: {', '.join(f for f in fields if f != 'kind')})")
+        data[field] = value
+    for item in sets or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise MmtwinError(f"--set: {item!r} is not allowed; expected KEY=VALUE, a field of the workload (e.g. files=20)")
+        if key == "kind":
+            raise MmtwinError("--set: kind is chosen with --workload")
+        data[key] = _set_value(text.strip())
+    return validate_workload(data, "command line")
 
 
 def _scale(value: float) -> Any:
@@ -110,22 +178,75 @@ def _jobs(value: Optional[int]) -> Optional[int]:
     return value
 
 
+def _ids_text(ids: Optional[list[int]]) -> str:
+    """``[0, 1, 2, 5]`` -> ``0-2,5``."""
+    if not ids:
+        return "all"
+    parts: list[str] = []
+    start = ids[0]
+    for i, cur in enumerate(ids):
+        last = i + 1 == len(ids)
+        if last or ids[i + 1] != cur + 1:
+            parts.append(str(start) if start == cur else f"{start}-{cur}")
+            if not last:
+                start = ids[i + 1]
+    return ",".join(parts)
+
+
+def describe_workload(w: Any) -> str:
+    """One phrase for the summary line."""
+    where = f"cpus {_ids_text(w.cpus)}" + (f", mems {_ids_text(w.mems_allowed)}" if w.mems_allowed is not None else "")
+    if w.kind == "memhog":
+        return f"memhog {w.size_gb:g} GB, {w.threads} threads, stride {w.stride}"
+    if w.kind == "fsmark":
+        return (
+            f"fsmark -t {w.threads} -D {w.subdirs} -N {w.files_per_subdir} -n {w.files} -L {w.iterations} "
+            f"-S{w.sync_method} -s {w.file_bytes} -w {w.write_bytes} ({w.dirs} dir{'s' if w.dirs > 1 else ''}), {where}"
+        )
+    if w.kind == "largedd":
+        return (
+            f"largedd {w.tar_mib:g} MiB tarfile at {w.download_mib_s:g} MiB/s, {w.copies} dd copies "
+            f"(bs {int(w.dd_kib * 1024)}, {w.threads} at a time), {where}"
+        )
+    return f"mmapstream {w.size_mib:g} MiB mapped file, {w.threads} thread{'s' if w.threads > 1 else ''}, {where}"
+
+
 def _summary_line(machine: Any, kernels: str, w: Any, seed: int, scale: Any) -> str:
     mem_gib = machine.total_memory_mib() / 1024
     return (
-        f"{w.kind} {w.size_gb:g} GB, {w.threads} threads, stride {w.stride} on {machine.name} "
+        f"{describe_workload(w)} on {machine.name} "
         f"({machine.topology.nodes} nodes, {machine.total_cpus()} CPUs, {mem_gib:.2f} GiB, {machine.page_size}-byte pages); "
         f"{kernels}; seed {seed}; scale {float(scale):g}"
     )
 
 
-WORKLOAD_HELP = "Workload kind (only 'memhog' so far)."
-SIZE_HELP = "Bytes the hog touches in total, in GB of 2^30 bytes (before --scale)."
-THREADS_HELP = "Threads, pinned one per CPU (CPUs 0..N-1 unless --cpus)."
-STRIDE_HELP = "One store every STRIDE bytes; must divide the page size."
-CPUS_HELP = "Comma-separated CPU ids, one per thread (default 0..N-1)."
-MEMS_HELP = "Comma-separated node ids the hog may allocate from (cpuset mems; default all)."
-SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the hog's bytes by S (0 < S <= 1)."
+def _machine_name(machine: Optional[str], loaded: Any) -> str:
+    if machine is not None:
+        return machine
+    if loaded is not None:
+        return str(loaded.where)
+    raise MmtwinError("--machine: missing; give -m NAME (or --experiment NAME --run RUN to use the experiment's machine)")
+
+
+def _load_machine(machine: Optional[str], loaded: Any) -> Any:
+    from mmtwin.config import load_machine
+
+    if machine is None and loaded is not None:
+        return loaded.machine
+    return load_machine(_machine_name(machine, loaded))
+
+
+WORKLOAD_HELP = "Workload kind: memhog, fsmark, largedd or mmapstream (default memhog, or the --run's kind)."
+SIZE_HELP = "memhog: bytes the hog touches in total, in GB of 2^30 bytes (before --scale)."
+THREADS_HELP = "Threads (memhog: pinned one per CPU, CPUs 0..N-1 unless --cpus; fs_mark: -t)."
+STRIDE_HELP = "memhog: one store every STRIDE bytes; must divide the page size."
+CPUS_HELP = "CPU ids, e.g. 0-11 or 0,2,4 (memhog: one per thread; other kinds: the affinity of every thread)."
+MEMS_HELP = "Node ids the workload may allocate from, e.g. 0 or 0-1 (cpuset mems; default all)."
+FSMARK_HELP = "fs_mark's own command line, e.g. '-d /tmp/x -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288' (implies -w fsmark)."
+SET_HELP = "Set a workload field as in an experiment's [runs.workload] table, e.g. files=20 or tar_mib=512 (repeatable)."
+EXPERIMENT_HELP = "Take the workload (and, without -m, the machine) from this experiment file's --run."
+RUN_HELP = "The [[runs]] entry of --experiment to run (e.g. fsmark)."
+SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the workload's size by S (0 < S <= 1)."
 SEED_HELP = "Seed of the run's pseudo-random generator."
 CHECK_HELP = "Run the engine's full invariant checks (slower)."
 JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depend on it."
@@ -134,19 +255,49 @@ JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depe
 # --------------------------------------------------------------------------- run
 
 
+def _benchmark_lines(kind: str, spec: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """What the benchmark itself printed: fs_mark's iteration lines, largedd.result, the mapped writer's time."""
+    bench = (result.get("benchmark") or {}).get(kind) or {}
+    w = spec["workload"]
+    if kind == "fsmark":
+        fs = spec["machine"]["storage"]["fs"]
+        per_iter = w["threads"] * w["files"]
+        lines = ["FSUse%        Count         Size    Files/sec     App Overhead"]
+        for i, it in enumerate(bench.get("iterations", [])):
+            used = (i + 1) * per_iter * w["file_bytes"] * 100 // (fs["size_mib"] * 2**20)
+            lines.append(f"{used:6d} {per_iter * (i + 1):12d} {w['file_bytes']:12d} "
+                         f"{float(it['files_per_sec']):12.1f} {int(it['overhead_us']):16d}")
+        return lines
+    if kind == "largedd":
+        return [f"{i}:Time to {p['name']}:{int(p['seconds'])}" for i, p in zip((1, 3, 5), bench.get("phases", []))]
+    if kind == "mmapstream":
+        return [f"Elapsed Time mmap-strm {float(bench.get('elapsed_s', 0.0)):.2f}"]
+    return []
+
+
 @app.command()
 def run(
-    machine: str = typer.Option(..., "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
-    kernel: str = typer.Option(..., "--kernel", "-k", metavar="NAME", help="Kernel profile name or path to a .toml file."),
-    workload: str = typer.Option("memhog", "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
-    size_gb: float = typer.Option(..., "--size-gb", metavar="GB", help=SIZE_HELP),
-    threads: int = typer.Option(..., "--threads", "-t", metavar="N", help=THREADS_HELP),
-    stride: int = typer.Option(4096, "--stride", metavar="BYTES", help=STRIDE_HELP),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    kernel: Optional[str] = typer.Option(
+        None, "--kernel", "-k", metavar="NAME", help="Kernel profile name or path (default with --experiment: its baseline)."
+    ),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
+    threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
+    stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
     cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help=CPUS_HELP),
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
+    fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
+    sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
-    seed: int = typer.Option(1, "--seed", metavar="N", help=SEED_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+    trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", help="Have the engine write a trace of kernel events to FILE."),
+    trace_events: Optional[str] = typer.Option(
+        None, "--trace-events", metavar="LIST", help="Comma-separated tracepoints for --trace (default: all)."
+    ),
     json_out: bool = typer.Option(
         False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
     ),
@@ -154,16 +305,25 @@ def run(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
-    from mmtwin.config import load_kernel, load_machine
+    from mmtwin.config import load_kernel
     from mmtwin.engine import perf_line, run_spec, strip_perf
+    from mmtwin.reports import mmtests2011 as mt
     from mmtwin.reports import vmstat as vm
-    from mmtwin.resolve import resolve_spec
+    from mmtwin.resolve import resolve_spec, trace_spec
 
-    params = _workload(workload, size_gb, threads, stride, cpus, mems)
+    loaded, exp_run = _experiment_run(experiment, run_name)
+    options = {"size_gb": size_gb, "threads": threads, "stride": stride,
+               "cpus": _id_list(cpus, "--cpus"), "mems_allowed": _id_list(mems, "--mems")}
+    params = _workload(workload, options, fsmark, sets, exp_run)
+    events = None if trace_events is None else [e.strip() for e in trace_events.split(",") if e.strip()]
+    tr = trace_spec(trace, events)
     frac = _scale(scale)
-    m = load_machine(machine)
-    k = load_kernel(kernel)
-    spec = resolve_spec(m, k, params, seed=seed, scale=frac, check=check)
+    m = _load_machine(machine, loaded)
+    if kernel is None and loaded is None:
+        raise MmtwinError("--kernel: missing; give -k NAME (or --experiment to default to its baseline kernel)")
+    k = load_kernel(kernel) if kernel is not None else loaded.kernels[0]
+    seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
+    spec = resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr)
     started = time.perf_counter()
     result = run_spec(spec)
     wall = time.perf_counter() - started
@@ -173,13 +333,17 @@ def run(
         t = result["times"]
         sim = result.get("sim", {})
         lines = [
-            _summary_line(m, f"kernel {k.name}", params, seed, frac),
+            _summary_line(m, f"kernel {k.name}", params, seed_value, frac),
             f"times: sys {t['sys_s']:.2f} s, user {t['user_s']:.2f} s, real {t['elapsed_s']:.2f} s",
             f"page events: {result.get('events', 0)}; oom: {'yes' if sim.get('oom') else 'no'}",
             "sim: " + ", ".join(f"{key}={sim[key]}" for key in sim if key != "oom"),
             "",
-            vm.zone_table(result),
         ]
+        if params.kind != "memhog":
+            lines += _benchmark_lines(params.kind, spec, result)
+            col = mt.column_from_result(k.name, params.kind, result)
+            lines += ["", mt.duration_block([col]), "", mt.vmstat_block([col]), ""]
+        lines.append(vm.zone_table(result))
         if vmstat:
             lines += ["/proc/vmstat", vm.proc_vmstat(result), vm.timeline_table(result)]
         _out("\n".join(lines))
@@ -187,7 +351,10 @@ def run(
         from mmtwin.reports import plots
 
         plot.mkdir(parents=True, exist_ok=True)
-        name = f"run-{k.name}-{params.size_gb:g}g-{params.threads}t-zones.png"
+        if params.kind == "memhog":
+            name = f"run-{k.name}-{params.size_gb:g}g-{params.threads}t-zones.png"
+        else:
+            name = f"run-{k.name}-{params.kind}-zones.png"
         path = plots.plot_zone_timeline(result, plot / name)
         _err(f"wrote {path}")
     _err(perf_line([result], result.get("perf", {}).get("wall_s", wall)))
@@ -198,50 +365,77 @@ def run(
 
 @app.command()
 def compare(
-    machine: str = typer.Option(..., "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
-    kernels: list[str] = typer.Option(
-        ..., "--kernel", "-k", metavar="NAME", help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate."
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    kernels: Optional[list[str]] = typer.Option(
+        None, "--kernel", "-k", metavar="NAME",
+        help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate. "
+        "Default with --experiment: the experiment's kernels.",
     ),
-    workload: str = typer.Option("memhog", "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
-    size_gb: float = typer.Option(..., "--size-gb", metavar="GB", help=SIZE_HELP),
-    threads: int = typer.Option(..., "--threads", "-t", metavar="N", help=THREADS_HELP),
-    stride: int = typer.Option(4096, "--stride", metavar="BYTES", help=STRIDE_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
+    threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
+    stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
     cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help=CPUS_HELP),
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
-    era: str = typer.Option("2017", "--era", metavar="2011|2012|2017", help="Report style: 2011 (shell scripts), 2012 or 2017 (Perl Compare)."),
+    fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
+    sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
+    era: Optional[str] = typer.Option(
+        None, "--era", metavar="2011|2012|2017",
+        help="Report style: 2011 (shell scripts), 2012 or 2017 (Perl Compare). Default 2017 for memhog; "
+        "fsmark, largedd and mmapstream have the 2011 reports only.",
+    ),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
-    seed: int = typer.Option(1, "--seed", metavar="N", help=SEED_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
-    from mmtwin.config import load_kernel, load_machine
+    from mmtwin.config import load_kernel
     from mmtwin.engine import perf_line, run_many, strip_perf
+    from mmtwin.reports import mmtests2011 as mt
     from mmtwin.reports.mmtests import check_era, compare_report, samples_from_results
     from mmtwin.resolve import resolve_spec
 
+    loaded, exp_run = _experiment_run(experiment, run_name)
+    options = {"size_gb": size_gb, "threads": threads, "stride": stride,
+               "cpus": _id_list(cpus, "--cpus"), "mems_allowed": _id_list(mems, "--mems")}
+    params = _workload(workload, options, fsmark, sets, exp_run)
+    if era is None:
+        era = "2017" if params.kind == "memhog" else "2011"
     check_era(era)
-    names = [n.strip() for item in kernels for n in item.split(",") if n.strip()]
+    if params.kind != "memhog" and era != "2011":
+        raise MmtwinError(f"--era: {era!r} is not allowed for {params.kind}; its MMTests report exists in the 2011 style only")
+    names = [n.strip() for item in kernels or [] for n in item.split(",") if n.strip()]
+    if not names and loaded is not None:
+        names = [k.name for k in loaded.kernels]
     if len(names) < 2:
         raise MmtwinError(f"--kernel: {len(names)} given; a comparison needs at least two (the first is the baseline)")
     if len(set(names)) != len(names):
         raise MmtwinError(f"--kernel: {', '.join(names)} names a kernel twice")
-    params = _workload(workload, size_gb, threads, stride, cpus, mems)
     frac = _scale(scale)
-    m = load_machine(machine)
-    ks = [load_kernel(n) for n in names]
-    specs = [resolve_spec(m, k, params, seed=seed, scale=frac, check=check) for k in ks]
+    m = _load_machine(machine, loaded)
+    by_name = {k.name: k for k in (loaded.kernels if loaded is not None else [])}
+    ks = [by_name[n] if n in by_name else load_kernel(n) for n in names]
+    seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
+    specs = [resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check) for k in ks]
     started = time.perf_counter()
     results = run_many(specs, _jobs(jobs), label="compare")
     wall = time.perf_counter() - started
     if json_out:
         _out(_dumps({"era": era, "kernels": names, "specs": specs, "results": [strip_perf(r) for r in results]}))
     else:
-        runs = [samples_from_results(k.name, [r], params.threads) for k, r in zip(ks, results)]
-        _out(_summary_line(m, f"kernels {', '.join(names)} (the first is the baseline)", params, seed, frac))
+        _out(_summary_line(m, f"kernels {', '.join(names)} (the first is the baseline)", params, seed_value, frac))
         _out("")
-        _out(compare_report(runs, era, params.kind))
+        if params.kind == "memhog":
+            runs = [samples_from_results(k.name, [r], params.threads) for k, r in zip(ks, results)]
+            _out(compare_report(runs, era, params.kind))
+        else:
+            cols = [mt.column_from_result(k.name, params.kind, r) for k, r in zip(ks, results)]
+            command = mt.fsmark_command(specs[0]["workload"]) if params.kind == "fsmark" else None
+            _out(mt.report(params.kind, cols, command))
     _err(perf_line(results, wall))
 
 

@@ -14,10 +14,11 @@ import tomllib
 import types
 import typing
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from mmtwin.errors import MmtwinError
 
@@ -25,12 +26,17 @@ ZONE_NAMES: tuple[str, ...] = ("DMA", "DMA32", "NORMAL", "HIGHMEM", "MOVABLE")
 ERAS: tuple[str, ...] = ("2.6.18", "3.0", "3.1", "4.11")
 ZLC_MODES: tuple[str, ...] = ("none", "after-first-zone", "first-eligible")
 ARCHES: tuple[str, ...] = ("ia64", "x86_64")
-WORKLOAD_KINDS: tuple[str, ...] = ("memhog",)
+WORKLOAD_KINDS: tuple[str, ...] = ("memhog", "fsmark", "largedd", "mmapstream")
+FS_KINDS: tuple[str, ...] = ("ext4", "xfs")
 
 MAX_NODES = 256  # the engine's limit (crates/mmtwin-core spec.rs)
 MAX_CPUS = 4096
 ZONE_RECLAIM_MODE_MAX = 7  # RECLAIM_ZONE | RECLAIM_WRITE | RECLAIM_SWAP
 LOWMEM_RESERVE_ENTRIES = len(ZONE_NAMES) - 1  # one per zone type below MOVABLE
+BLKDEV_MIN_RQ = 4  # 3.0 include/linux/blkdev.h: the smallest nr_requests a queue accepts
+FSMARK_MAX_THREADS = 64  # fs_mark.h MAX_THREADS
+FSMARK_MAX_FILES = 1_000_000  # fs_mark.h MAX_FILES: -n at most this
+FSMARK_MAX_IO = 1024 * 1024  # fs_mark.h MAX_IO_BUFFER_SIZE: -w at most this
 
 
 class FieldError(ValueError):
@@ -177,6 +183,13 @@ class Cost(StrictModel):
     line_hit_ns: int
     buddy_page_ns: int
     user_store_ns: int
+    # Specification v2 (docs/engine-api.md): optional, defaults are the engine's own.
+    syscall_ns: int = 300
+    copy_ns_per_kib: int = 250
+    page_cache_ns: int = 400
+    scan_page_ns: int = 150
+    inode_ns: int = 20000
+    writepage_ns: int = 1500
 
     @field_validator("*")
     @classmethod
@@ -184,6 +197,138 @@ class Cost(StrictModel):
         if v < 0:
             raise ValueError(f"{v} is not allowed; costs are nanoseconds >= 0")
         return v
+
+
+def _min_int(v: int, minimum: int, what: str) -> int:
+    if v < minimum:
+        raise ValueError(f"{v} is not allowed; {what}")
+    return v
+
+
+class StorageDevice(StrictModel):
+    """One request queue: a plain disk, or md RAID-0 over ``disks`` identical disks."""
+
+    name: str
+    disks: int = 1
+    chunk_kib: int = 64
+    bandwidth_mib_s: int | float
+    access_us: int | float
+    nr_requests: int
+    max_sectors_kib: int
+    size_mib: int
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v or not all(c.isalnum() or c in "-_" for c in v):
+            raise ValueError(f"{describe(v)} is not allowed; expected a device name of letters, digits, '-' and '_' (e.g. 'sda', 'md0')")
+        return v
+
+    @field_validator("disks")
+    @classmethod
+    def _disks(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"{v} is not allowed; a RAID of zero disks stores nothing: expected 1 (a plain disk) or more (md RAID-0)")
+        return v
+
+    @field_validator("chunk_kib")
+    @classmethod
+    def _chunk(cls, v: int) -> int:
+        if not (4 <= v <= 2**20 and v & (v - 1) == 0):
+            raise ValueError(f"{v} is not allowed; expected a power of two from 4 to 1048576 KiB (the md chunk size)")
+        return v
+
+    @field_validator("bandwidth_mib_s", mode="before")
+    @classmethod
+    def _bandwidth(cls, v: Any) -> Any:
+        return _positive_number(v, "expected a number of MiB/s > 0 (per disk)")
+
+    @field_validator("access_us", mode="before")
+    @classmethod
+    def _access(cls, v: Any) -> Any:
+        if _is_number(v) and 0 <= v < float("inf"):
+            return v
+        raise ValueError(f"{describe(v)} is not allowed; expected a number of microseconds >= 0 (seek + rotation)")
+
+    @field_validator("nr_requests")
+    @classmethod
+    def _nr_requests(cls, v: int) -> int:
+        return _min_int(v, BLKDEV_MIN_RQ, f"expected >= {BLKDEV_MIN_RQ} (BLKDEV_MIN_RQ, the smallest queue the block layer accepts)")
+
+    @field_validator("max_sectors_kib")
+    @classmethod
+    def _max_sectors(cls, v: int) -> int:
+        return _min_int(v, 4, "expected >= 4 KiB (one page per request at least)")
+
+    @field_validator("size_mib")
+    @classmethod
+    def _size(cls, v: int) -> int:
+        return _min_int(v, 1, "expected a capacity in MiB > 0 (per disk)")
+
+    def capacity_mib(self) -> int:
+        return self.size_mib * self.disks
+
+
+class Filesystem(StrictModel):
+    kind: Literal["ext4", "xfs"]
+    device: str
+    size_mib: int
+
+    @field_validator("size_mib")
+    @classmethod
+    def _size(cls, v: int) -> int:
+        return _min_int(v, 1, "expected a size in MiB > 0")
+
+
+class SwapArea(StrictModel):
+    device: str
+    size_mib: int
+
+    @field_validator("size_mib")
+    @classmethod
+    def _size(cls, v: int) -> int:
+        return _min_int(v, 1, "expected a size in MiB > 0")
+
+
+class Storage(StrictModel):
+    devices: list[StorageDevice]
+    fs: Filesystem
+    swap: SwapArea | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "Storage":
+        if not self.devices:
+            raise FieldError(["devices"], "[] is not allowed; list at least one [[storage.devices]] table")
+        names = [d.name for d in self.devices]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise FieldError(["devices", i, "name"], f"{name!r} is used twice; device names must be unique")
+        listing = ", ".join(names)
+        used: dict[str, int] = {}
+        for key, area in (("fs", self.fs), ("swap", self.swap)):
+            if area is None:
+                continue
+            if area.device not in names:
+                raise FieldError([key, "device"], f"{area.device!r} is not a device; devices: {listing}")
+            dev = self.devices[names.index(area.device)]
+            what = "a filesystem" if key == "fs" else "a swap area"
+            if area.size_mib > dev.capacity_mib():
+                raise FieldError(
+                    [key, "size_mib"],
+                    f"{area.size_mib} MiB is {what} larger than its device {dev.name} "
+                    f"({dev.capacity_mib()} MiB = {dev.disks} x {dev.size_mib} MiB)",
+                )
+            used[dev.name] = used.get(dev.name, 0) + area.size_mib
+            if used[dev.name] > dev.capacity_mib():
+                raise FieldError(
+                    [key, "size_mib"],
+                    f"{area.size_mib} MiB of swap plus the {self.fs.size_mib} MiB filesystem do not fit on "
+                    f"{dev.name} ({dev.capacity_mib()} MiB)",
+                )
+        return self
+
+    def device_index(self, name: str) -> int:
+        return [d.name for d in self.devices].index(name)
 
 
 class Machine(StrictModel):
@@ -198,6 +343,7 @@ class Machine(StrictModel):
     topology: Topology
     zones: list[ZoneBand]
     cost: Cost
+    storage: Storage | None = None
 
     @field_validator("max_order")
     @classmethod
@@ -274,10 +420,48 @@ class Policy(StrictModel):
     percpu_pagelists: bool = True
 
 
+# The writeback and reclaim sysctls of Specification v2: name -> (default, minimum,
+# maximum or None, what the value is). Defaults and bounds are those of 3.0
+# (mm/page-writeback.c, mm/vmscan.c, fs/dcache.c, kernel/sysctl.c).
+SYSCTL_LIMITS: dict[str, tuple[int, int, int | None, str]] = {
+    "dirty_ratio": (20, 0, 100, "percent of dirtyable memory"),
+    "dirty_background_ratio": (10, 0, 100, "percent of dirtyable memory"),
+    "dirty_bytes": (0, 0, None, "bytes; 0 = use dirty_ratio"),
+    "dirty_background_bytes": (0, 0, None, "bytes; 0 = use dirty_background_ratio"),
+    "dirty_expire_centisecs": (3000, 0, None, "centiseconds"),
+    "dirty_writeback_centisecs": (500, 0, None, "centiseconds; 0 = no periodic writeback"),
+    "swappiness": (60, 0, 100, "0 = reclaim file pages only, 100 = anonymous as readily as file"),
+    "min_unmapped_ratio": (1, 0, 100, "percent of each zone"),
+    "min_slab_ratio": (5, 0, 100, "percent of each zone"),
+    "vfs_cache_pressure": (100, 0, None, "100 = reclaim dentries and inodes at the fair rate"),
+}
+_SYSCTL_BYTES_MAX = 2**63 - 1
+
+
 class Sysctl(StrictModel):
     min_free_kbytes: Literal["auto"] | int = "auto"
     zone_reclaim_mode: Literal["auto"] | int = "auto"
     lowmem_reserve_ratio: Literal["auto"] | list[int] = "auto"
+    dirty_ratio: int = SYSCTL_LIMITS["dirty_ratio"][0]
+    dirty_background_ratio: int = SYSCTL_LIMITS["dirty_background_ratio"][0]
+    dirty_bytes: int = SYSCTL_LIMITS["dirty_bytes"][0]
+    dirty_background_bytes: int = SYSCTL_LIMITS["dirty_background_bytes"][0]
+    dirty_expire_centisecs: int = SYSCTL_LIMITS["dirty_expire_centisecs"][0]
+    dirty_writeback_centisecs: int = SYSCTL_LIMITS["dirty_writeback_centisecs"][0]
+    swappiness: int = SYSCTL_LIMITS["swappiness"][0]
+    min_unmapped_ratio: int = SYSCTL_LIMITS["min_unmapped_ratio"][0]
+    min_slab_ratio: int = SYSCTL_LIMITS["min_slab_ratio"][0]
+    vfs_cache_pressure: int = SYSCTL_LIMITS["vfs_cache_pressure"][0]
+
+    @field_validator(*SYSCTL_LIMITS, mode="before")
+    @classmethod
+    def _limits(cls, v: Any, info: ValidationInfo) -> Any:
+        _, lo, hi, what = SYSCTL_LIMITS[info.field_name]
+        top = _SYSCTL_BYTES_MAX if hi is None else hi
+        if _is_int(v) and lo <= v <= top:
+            return v
+        allowed = f"an integer {lo}..{hi}" if hi is not None else f"an integer >= {lo}"
+        raise ValueError(f"{describe(v)} is not allowed; expected {allowed} ({what})")
 
     @field_validator("min_free_kbytes", mode="before")
     @classmethod
@@ -344,8 +528,62 @@ def _positive_number(v: Any, what: str) -> Any:
     raise ValueError(f"{describe(v)} is not allowed; {what}")
 
 
-class WorkloadParams(StrictModel):
-    """One workload instance, as given on the command line or by one experiment cell."""
+def parse_id_list(text: str) -> list[int]:
+    """A kernel cpulist/nodelist (``"0-11"``, ``"0,2,4-7"``) as a list of ids, in the order written.
+
+    Raises ValueError naming the bad part.
+    """
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise ValueError(f"{part!r} is neither an id nor a range a-b") from None
+        if a < 0 or b < a:
+            raise ValueError(f"{part!r} is not a range a-b with 0 <= a <= b")
+        out.extend(range(a, b + 1))
+    return out
+
+
+def _id_list(v: Any, what: str) -> Any:
+    """``None``, a list of integers, or a kernel list string such as ``"0-11"``."""
+    if v is None:
+        return v
+    if isinstance(v, list) and all(_is_int(x) for x in v):
+        return v
+    if isinstance(v, str):
+        try:
+            return parse_id_list(v)
+        except ValueError as exc:
+            raise ValueError(f"{describe(v)} is not allowed; {exc} (expected a list of {what} or a string like \"0-11\")") from None
+    raise ValueError(f"{describe(v)} is not allowed; expected a list of {what} or a string like \"0-11\"")
+
+
+def _at_least(v: int, minimum: int, what: str = "") -> int:
+    if v < minimum:
+        raise ValueError(f"{v} is not allowed; must be >= {minimum}{what}")
+    return v
+
+
+class _WorkloadBase(StrictModel):
+    """Validators of the fields every workload kind has last: ``cpus`` and ``mems_allowed`` (its cpuset)."""
+
+    @field_validator("cpus", mode="before", check_fields=False)
+    @classmethod
+    def _cpus(cls, v: Any) -> Any:
+        return _id_list(v, "CPU ids")
+
+    @field_validator("mems_allowed", mode="before", check_fields=False)
+    @classmethod
+    def _mems(cls, v: Any) -> Any:
+        return _id_list(v, "node ids")
+
+
+class WorkloadParams(_WorkloadBase):
+    """The memory hog (seed 003): ``threads`` threads, pinned one per CPU, touch ``size_gb`` GB."""
 
     kind: Literal["memhog"] = "memhog"
     size_gb: int | float
@@ -362,9 +600,7 @@ class WorkloadParams(StrictModel):
     @field_validator("threads")
     @classmethod
     def _threads(cls, v: int) -> int:
-        if v < 1:
-            raise ValueError(f"{v} is not allowed; must be >= 1")
-        return v
+        return _at_least(v, 1)
 
     @field_validator("stride")
     @classmethod
@@ -372,6 +608,235 @@ class WorkloadParams(StrictModel):
         if v < 1:
             raise ValueError(f"{v} is not allowed; must be a number of bytes >= 1")
         return v
+
+
+MemhogParams = WorkloadParams
+
+
+class FsmarkParams(_WorkloadBase):
+    """fs_mark v3.3 (docs: shared mmtests.md §5.1); each field is one fs_mark flag.
+
+    Defaults are fs_mark's own (fs_mark.h) except ``sync_method``: MMTests
+    passes -S0 and only 0 is simulated (fs_mark's default is 1).
+    """
+
+    kind: Literal["fsmark"]
+    threads: int = 1  # -t
+    dirs: int = 1  # how many -d directories
+    subdirs: int  # -D
+    files_per_subdir: int  # -N
+    files: int = 1000  # -n, files per thread per iteration
+    iterations: int = 1  # -L
+    file_bytes: int = 51200  # -s
+    write_bytes: int = 16384  # -w
+    sync_method: int = 0  # -S
+    cpus: list[int] | None = None
+    mems_allowed: list[int] | None = None
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, v: int) -> int:
+        if not 1 <= v <= FSMARK_MAX_THREADS:
+            raise ValueError(f"{v} is not allowed; expected 1 to {FSMARK_MAX_THREADS} (-t, fs_mark's MAX_THREADS)")
+        return v
+
+    @field_validator("dirs")
+    @classmethod
+    def _dirs(cls, v: int) -> int:
+        return _at_least(v, 1, " (the number of -d directories)")
+
+    @field_validator("subdirs")
+    @classmethod
+    def _subdirs(cls, v: int) -> int:
+        return _at_least(v, 2, " (-D, subdirectories under each -d directory)")
+
+    @field_validator("files_per_subdir")
+    @classmethod
+    def _per_subdir(cls, v: int) -> int:
+        return _at_least(v, 1, " (-N, files written to a subdirectory before moving to the next)")
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"{v} is not allowed; fs_mark with zero files does nothing: expected 1 to {FSMARK_MAX_FILES} (-n, files per thread per iteration)")
+        if v > FSMARK_MAX_FILES:
+            raise ValueError(f"{v} is not allowed; expected 1 to {FSMARK_MAX_FILES} (-n, fs_mark's MAX_FILES)")
+        return v
+
+    @field_validator("iterations")
+    @classmethod
+    def _iterations(cls, v: int) -> int:
+        return _at_least(v, 1, " (-L, iterations)")
+
+    @field_validator("file_bytes")
+    @classmethod
+    def _file_bytes(cls, v: int) -> int:
+        if not 0 <= v < 2**32:
+            raise ValueError(f"{v} is not allowed; expected 0 to 4294967295 bytes (-s; 0 = empty files)")
+        return v
+
+    @field_validator("write_bytes")
+    @classmethod
+    def _write_bytes(cls, v: int) -> int:
+        if not 1 <= v <= FSMARK_MAX_IO:
+            raise ValueError(f"{v} is not allowed; expected 1 to {FSMARK_MAX_IO} bytes (-w, fs_mark's MAX_IO_BUFFER_SIZE)")
+        return v
+
+    @field_validator("sync_method")
+    @classmethod
+    def _sync(cls, v: int) -> int:
+        if not 0 <= v <= 6:
+            raise ValueError(f"{v} is not allowed; fs_mark's sync methods are 0..6 (-S)")
+        if v != 0:
+            raise ValueError(f"{v} is not simulated yet; only 0 (-S0, no fsync or sync, as MMTests runs it) is")
+        return v
+
+    @model_validator(mode="after")
+    def _threads_per_dir(self) -> "FsmarkParams":
+        if self.threads % self.dirs:
+            raise FieldError(
+                ["threads"],
+                f"{self.threads} is not a multiple of dirs = {self.dirs}; fs_mark runs the same number of threads in each -d directory",
+            )
+        return self
+
+
+class LargeddParams(_WorkloadBase):
+    """MMTests 2011 largedd (mmtests.md §5.2): download a tarfile, dd it ``copies`` times, delete them."""
+
+    kind: Literal["largedd"]
+    tar_mib: int | float
+    copies: int
+    dd_kib: int | float = 1024
+    threads: int = 1
+    download_mib_s: int | float
+    cpus: list[int] | None = None
+    mems_allowed: list[int] | None = None
+
+    @field_validator("tar_mib", mode="before")
+    @classmethod
+    def _tar(cls, v: Any) -> Any:
+        return _positive_number(v, "expected the tarfile's size in MiB > 0")
+
+    @field_validator("copies")
+    @classmethod
+    def _copies(cls, v: int) -> int:
+        return _at_least(v, 1, " (dd copies of the tarfile)")
+
+    @field_validator("dd_kib", mode="before")
+    @classmethod
+    def _dd(cls, v: Any) -> Any:
+        _positive_number(v, "expected dd's block size in KiB > 0 (bs=)")
+        if (Fraction(repr(v)) if isinstance(v, float) else Fraction(v)) * 1024 % 1:
+            raise ValueError(f"{describe(v)} is not allowed; dd's block size must be a whole number of bytes (e.g. 0.5 = 512 bytes)")
+        return v
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, v: int) -> int:
+        return _at_least(v, 1, " (dd processes running at a time, LARGECOPY_THREADS)")
+
+    @field_validator("download_mib_s", mode="before")
+    @classmethod
+    def _download(cls, v: Any) -> Any:
+        return _positive_number(v, "expected the download rate in MiB/s > 0")
+
+
+class MmapstreamParams(_WorkloadBase):
+    """A streaming mapped writer (mmtests.md §5.3): each thread writes its share of a shared file mapping once, page by page."""
+
+    kind: Literal["mmapstream"]
+    size_mib: int | float
+    threads: int = 1
+    cpus: list[int] | None = None
+    mems_allowed: list[int] | None = None
+
+    @field_validator("size_mib", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return _positive_number(v, "expected the mapping's total size in MiB > 0")
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, v: int) -> int:
+        return _at_least(v, 1)
+
+
+AnyWorkload = Union[WorkloadParams, FsmarkParams, LargeddParams, MmapstreamParams]
+Workload = Annotated[AnyWorkload, Field(discriminator="kind")]
+WORKLOAD_MODELS: dict[str, type[StrictModel]] = {
+    "memhog": WorkloadParams,
+    "fsmark": FsmarkParams,
+    "largedd": LargeddParams,
+    "mmapstream": MmapstreamParams,
+}
+
+
+FSMARK_OPTIONS = "vhkFr:S:N:D:d:l:L:n:p:s:t:w:"  # fs_mark.c process_args() getopt string
+_FSMARK_FIELDS = {"-D": "subdirs", "-N": "files_per_subdir", "-n": "files", "-L": "iterations",
+                  "-s": "file_bytes", "-t": "threads", "-S": "sync_method", "-w": "write_bytes"}
+
+
+def parse_fsmark_command(text: str, where: str = "--fsmark") -> dict[str, Any]:
+    """fs_mark's command line (``./fs_mark -d DIR -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288``) as fsmark fields.
+
+    Parsed with fs_mark's own getopt string; each -d counts one directory.
+    ``-l``, ``-p``, ``-r`` and ``-v`` do not change what is simulated and are
+    ignored. Values are checked by the fsmark model afterwards.
+    """
+    import getopt
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise MmtwinError(f"{where}: {text!r} is not a command line: {exc}") from None
+    if words and words[0].rsplit("/", 1)[-1] == "fs_mark":
+        words = words[1:]
+    try:
+        opts, rest = getopt.getopt(words, FSMARK_OPTIONS)
+    except getopt.GetoptError as exc:
+        raise MmtwinError(f"{where}: {exc}; fs_mark's options are -d -D -N -n -L -t -S -s -w -k -l -p -r -v") from None
+    if rest:
+        raise MmtwinError(f"{where}: {rest[0]!r} is not an fs_mark option; fs_mark takes no operands")
+    out: dict[str, Any] = {}
+    dirs = 0
+    keep = False
+    for flag, value in opts:
+        if flag == "-d":
+            dirs += 1
+        elif flag in _FSMARK_FIELDS:
+            try:
+                out[_FSMARK_FIELDS[flag]] = int(value)
+            except ValueError:
+                raise MmtwinError(f"{where}: {flag} {value!r} is not allowed; expected an integer") from None
+            keep = keep or flag == "-L"
+        elif flag == "-k":
+            keep = True
+        elif flag == "-F":
+            raise MmtwinError(f"{where}: -F (run until the filesystem is full) is not simulated")
+        elif flag == "-h":
+            raise MmtwinError(f"{where}: -h prints fs_mark's usage; it runs nothing")
+    if dirs == 0:
+        raise MmtwinError(f"{where}: no -d; fs_mark needs at least one directory")
+    if "subdirs" in out and "files_per_subdir" not in out:
+        raise MmtwinError(f"{where}: -D without -N (subdirectories chosen by time) is not simulated; give -N as well")
+    if not keep:
+        raise MmtwinError(f"{where}: without -L or -k fs_mark unlinks its files at the end, which is not simulated; add -k")
+    out["dirs"] = dirs
+    # fs_mark runs at least one thread per directory
+    out["threads"] = max(out.get("threads", 1), dirs)
+    return out
+
+
+class _WorkloadTable(StrictModel):
+    workload: Workload
+
+
+def validate_workload(data: dict[str, Any], where: str) -> AnyWorkload:
+    """Validate one workload table of any kind; errors name the field without a ``workload.`` prefix."""
+    return validate(_WorkloadTable, {"workload": data}, where, strip=1).workload
 
 
 class ExperimentWorkload(StrictModel):
@@ -385,6 +850,11 @@ class ExperimentWorkload(StrictModel):
         if v < 1:
             raise ValueError(f"{v} is not allowed; must be a number of bytes >= 1")
         return v
+
+    @field_validator("mems_allowed", mode="before")
+    @classmethod
+    def _mems(cls, v: Any) -> Any:
+        return _id_list(v, "node ids")
 
 
 class Matrix(StrictModel):
@@ -412,6 +882,21 @@ class Matrix(StrictModel):
         return v
 
 
+class Run(StrictModel):
+    """One named workload of a runs-shaped experiment; every kernel runs it."""
+
+    name: str
+    description: str = ""
+    workload: Workload
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v or not all(c.isalnum() or c in "-_." for c in v):
+            raise ValueError(f"{describe(v)} is not allowed; expected a name of letters, digits, '-', '_' and '.'")
+        return v
+
+
 class Experiment(StrictModel):
     name: str
     description: str
@@ -419,8 +904,9 @@ class Experiment(StrictModel):
     machine: str
     kernels: list[str]
     seed: int = 1
-    workload: ExperimentWorkload = Field(default_factory=ExperimentWorkload)
-    matrix: Matrix
+    workload: ExperimentWorkload | None = None  # matrix shape only
+    matrix: Matrix | None = None
+    runs: list[Run] | None = None
 
     @field_validator("kernels")
     @classmethod
@@ -437,6 +923,38 @@ class Experiment(StrictModel):
         if not 0 <= v < 2**64:
             raise ValueError(f"{v} is not allowed; expected 0 <= seed < 2^64")
         return v
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Experiment":
+        if self.matrix is None and self.runs is None:
+            raise FieldError(
+                ["matrix"],
+                "missing; an experiment has either a [matrix] (memory-hog sizes x threads) or [[runs]] (named workloads)",
+            )
+        if self.matrix is not None and self.runs is not None:
+            raise FieldError(["runs"], "not allowed together with [matrix]; an experiment has one or the other")
+        if self.runs is not None:
+            if self.workload is not None:
+                raise FieldError(["workload"], "not allowed with [[runs]]; each run has its own [runs.workload] table")
+            if not self.runs:
+                raise FieldError(["runs"], "[] is not allowed; list at least one [[runs]] table")
+            names = [r.name for r in self.runs]
+            for i, name in enumerate(names):
+                if name in names[:i]:
+                    raise FieldError(["runs", i, "name"], f"{name!r} is used twice; run names must be unique")
+        return self
+
+    @property
+    def matrix_workload(self) -> ExperimentWorkload:
+        return self.workload if self.workload is not None else ExperimentWorkload()
+
+    def run_named(self, name: str) -> Run:
+        runs = self.runs or []
+        for r in runs:
+            if r.name == name:
+                return r
+        listing = ", ".join(r.name for r in runs) if runs else "none (this experiment is a [matrix])"
+        raise MmtwinError(f"--run: unknown run {name!r} in experiment {self.name}; runs: {listing}")
 
 
 # --------------------------------------------------------------------------- error formatting
@@ -470,19 +988,51 @@ def _unwrap(annotation: Any) -> list[Any]:
     return out
 
 
-def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
-    current: Any = model
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    return [c for c in _unwrap(annotation) if isinstance(c, type) and issubclass(c, BaseModel)]
+
+
+def _kind_tag(model: type[BaseModel]) -> str | None:
+    """The ``kind`` literal of a discriminated-union member, if it has one."""
+    field = model.model_fields.get("kind")
+    if field is None or typing.get_origin(field.annotation) is not Literal:
+        return None
+    args = typing.get_args(field.annotation)
+    return args[0] if len(args) == 1 else None
+
+
+def _walk(model: type[BaseModel], loc: Sequence[str | int]) -> tuple[list[str | int], list[type[BaseModel]]]:
+    """A pydantic error location without discriminated-union tags, and the models it can end in.
+
+    Pydantic puts the tag of a tagged union into the location
+    (``runs[0].workload.fsmark.files``); the user wrote ``runs[0].workload.files``.
+    """
+    shown: list[str | int] = []
+    candidates: list[type[BaseModel]] = [model]
     for part in loc:
         if isinstance(part, int):
+            shown.append(part)
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        candidates = [c for c in _unwrap(field.annotation) if isinstance(c, type) and issubclass(c, BaseModel)]
-        current = candidates[0] if candidates else None
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        if len(candidates) > 1:
+            tagged = {_kind_tag(c): c for c in candidates}
+            if part in tagged:
+                candidates = [tagged[part]]
+                continue
+        shown.append(part)
+        field = candidates[0].model_fields.get(part) if candidates else None
+        candidates = _models(field.annotation) if field is not None else []
+    return shown, candidates
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    _, candidates = _walk(model, loc)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _either(quoted: str) -> str:
+    """``"'a', 'b', 'c'"`` -> ``"'a', 'b' or 'c'"`` (pydantic's literal_error style)."""
+    head, sep, last = quoted.rpartition(", ")
+    return f"{head} or {last}" if sep else quoted
 
 
 def format_path(loc: Sequence[str | int]) -> str:
@@ -495,17 +1045,28 @@ def format_path(loc: Sequence[str | int]) -> str:
     return out
 
 
-def format_validation_error(exc: ValidationError, model: type[BaseModel], where: str) -> str:
-    """One line: ``<where>: <field path>: <value and what is allowed>``."""
+def format_validation_error(exc: ValidationError, model: type[BaseModel], where: str, strip: int = 0) -> str:
+    """One line: ``<where>: <field path>: <value and what is allowed>``.
+
+    ``strip`` drops that many leading parts of the field path (a wrapper table).
+    """
     errors = exc.errors(include_url=False)
     # An unknown key usually explains a "missing" one (a typo): report it first.
     errors.sort(key=lambda e: e["type"] != "extra_forbidden")
     first = errors[0]
-    loc: list[str | int] = [p for p in first["loc"] if isinstance(p, (str, int))]
+    raw: list[str | int] = [p for p in first["loc"] if isinstance(p, (str, int))]
+    loc, candidates = _walk(model, raw)
     kind = first["type"]
     value = first.get("input")
     ctx = first.get("ctx") or {}
-    if kind == "value_error":
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tags = ", ".join(repr(t) for t in (_kind_tag(c) for c in candidates) if t is not None)
+        loc = loc + [str(ctx.get("discriminator", "kind")).strip("'")]
+        if kind == "union_tag_invalid":
+            detail = f"{describe(ctx.get('tag'))} is not allowed; expected {_either(tags)}"
+        else:
+            detail = f"missing; this key is required: {_either(tags)}"
+    elif kind == "value_error":
         err = ctx.get("error")
         if isinstance(err, FieldError):
             loc = loc + list(err.path)
@@ -513,7 +1074,7 @@ def format_validation_error(exc: ValidationError, model: type[BaseModel], where:
         else:
             detail = str(err) if err is not None else first["msg"]
     elif kind == "extra_forbidden":
-        parent = _model_at(model, loc[:-1])
+        parent = _model_at(model, raw[:-1])
         allowed = ", ".join(parent.model_fields) if parent else "?"
         detail = f"unknown key; allowed keys here: {allowed}"
     elif kind == "missing":
@@ -524,17 +1085,17 @@ def format_validation_error(exc: ValidationError, model: type[BaseModel], where:
         detail = f"{describe(value)} is not allowed; expected {_TYPE_WORDS[kind]}"
     else:
         detail = f"{describe(value)}: {first['msg']}"
-    path = format_path(loc)
+    path = format_path(loc[strip:])
     more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return " ".join(f"{where}: {path + ': ' if path else ''}{detail}{more}".split())
 
 
-def validate(model: type[BaseModel], data: Any, where: str) -> Any:
+def validate(model: type[BaseModel], data: Any, where: str, strip: int = 0) -> Any:
     """Validate ``data`` against ``model``; raise MmtwinError with a one-line message."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise MmtwinError(format_validation_error(exc, model, where)) from None
+        raise MmtwinError(format_validation_error(exc, model, where, strip)) from None
 
 
 # --------------------------------------------------------------------------- loading

@@ -1,4 +1,9 @@
-"""Expand an experiment file into engine specs (kernels x matrix cells)."""
+"""Expand an experiment file into engine specs.
+
+Two shapes (docs/config-schema.md, "Experiments"): a memory-hog ``[matrix]``
+(kernels x sizes x thread counts) and ``[[runs]]`` (kernels x named workloads).
+Runs are planned kernel-major, in the file's order.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from mmtwin.config import (
+    AnyWorkload,
     Experiment,
     Kernel,
     Machine,
@@ -24,9 +30,11 @@ from mmtwin.resolve import resolve_spec
 @dataclass(frozen=True)
 class PlannedRun:
     kernel: str
-    size_gb: int | float
+    size_gb: int | float | None  # matrix cells only
     threads: int
     spec: dict[str, Any]
+    run: str | None = None  # the [[runs]] name (runs shape only)
+    workload: AnyWorkload | None = None
 
 
 @dataclass(frozen=True)
@@ -47,8 +55,16 @@ def load(name_or_path: str) -> LoadedExperiment:
 
 
 def plan(loaded: LoadedExperiment, *, scale: Fraction | float = 1, check: bool = False) -> list[PlannedRun]:
-    """One run per (kernel, size, threads), kernel-major, in the file's order."""
+    """One run per (kernel, matrix cell) or (kernel, named run), kernel-major, in the file's order."""
+    if loaded.experiment.runs is not None:
+        return _plan_runs(loaded, scale, check)
+    return _plan_matrix(loaded, scale, check)
+
+
+def _plan_matrix(loaded: LoadedExperiment, scale: Fraction | float, check: bool) -> list[PlannedRun]:
     exp = loaded.experiment
+    assert exp.matrix is not None
+    w = exp.matrix_workload
     runs: list[PlannedRun] = []
     for kernel in loaded.kernels:
         for size in exp.matrix.size_gb:
@@ -56,11 +72,11 @@ def plan(loaded: LoadedExperiment, *, scale: Fraction | float = 1, check: bool =
                 params = validate(
                     WorkloadParams,
                     {
-                        "kind": exp.workload.kind,
+                        "kind": w.kind,
                         "size_gb": size,
                         "threads": threads,
-                        "stride": exp.workload.stride,
-                        "mems_allowed": exp.workload.mems_allowed,
+                        "stride": w.stride,
+                        "mems_allowed": w.mems_allowed,
                     },
                     loaded.where,
                 )
@@ -70,5 +86,19 @@ def plan(loaded: LoadedExperiment, *, scale: Fraction | float = 1, check: bool =
                     raise MmtwinError(
                         f"{loaded.where}: matrix cell ({size} GB, {threads} threads): {err.message}"
                     ) from None
-                runs.append(PlannedRun(kernel.name, size, threads, spec))
+                runs.append(PlannedRun(kernel.name, size, threads, spec, workload=params))
+    return runs
+
+
+def _plan_runs(loaded: LoadedExperiment, scale: Fraction | float, check: bool) -> list[PlannedRun]:
+    exp = loaded.experiment
+    assert exp.runs is not None
+    runs: list[PlannedRun] = []
+    for kernel in loaded.kernels:
+        for i, run in enumerate(exp.runs):
+            try:
+                spec = resolve_spec(loaded.machine, kernel, run.workload, seed=exp.seed, scale=scale, check=check)
+            except MmtwinError as err:
+                raise MmtwinError(f"{loaded.where}: runs[{i}] ({run.name}): {err.message}") from None
+            runs.append(PlannedRun(kernel.name, None, run.workload.threads, spec, run=run.name, workload=run.workload))
     return runs

@@ -1,22 +1,34 @@
 """Resolve a machine preset, a kernel profile and workload parameters into the
-engine specification of docs/engine-api.md.
+engine specification of docs/engine-api.md (Specification v2: every key sent).
 
 All arithmetic is exact (integers and fractions), so a spec is a pure function
 of its inputs. Physical layout: nodes are laid out one after the other from
 physical address 0 in node order; each node's memory is split across the zone
 bands it overlaps. ``scale`` (0 < S <= 1) multiplies every node's memory and
-reserved memory, the zone band boundaries and the workload's bytes by S, then
-rounds each down to whole pages (docs/config-schema.md, "Scaling").
+reserved memory, the zone band boundaries and the workload's size by S, then
+rounds each down to whole pages (docs/config-schema.md, "Scaling"): the memory
+hog's bytes, the largedd tarfile, the mapped file; fs_mark's files per thread
+per iteration are scaled and kept at least 1. Storage is not scaled.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from mmtwin.config import Kernel, Machine, WorkloadParams
+from mmtwin.config import (
+    SYSCTL_LIMITS,
+    AnyWorkload,
+    FsmarkParams,
+    Kernel,
+    LargeddParams,
+    Machine,
+    MmapstreamParams,
+    WorkloadParams,
+)
 from mmtwin.errors import MmtwinError
 
 MIB = 2**20
@@ -108,26 +120,44 @@ def workload_bytes(size_gb: int | float, scale: Fraction, page_size: int) -> int
     return int(exact // page_size) * page_size
 
 
-def _check_workload(machine: Machine, w: WorkloadParams, nbytes: int, scale: Fraction) -> None:
+def mib_bytes(mib: int | float, scale: Fraction, page_size: int) -> int:
+    """Bytes in ``mib`` MiB at ``scale``, rounded down to whole pages."""
+    exact = as_fraction(mib) * MIB * scale
+    return int(exact // page_size) * page_size
+
+
+def scaled_count(n: int, scale: Fraction) -> int:
+    """``n`` scaled and rounded down, at least 1 (fs_mark's files per thread per iteration)."""
+    return max(1, int(n * scale))
+
+
+def _number(value: int | float) -> int | float:
+    """An integral number as an int (the engine's integer fields accept it), otherwise the float."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / GIB:.1f} GiB"
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_cpuset(machine: Machine, w: AnyWorkload) -> None:
+    """CPU and node ids exist and are listed once (every kind)."""
     total_cpus = machine.total_cpus()
     nodes = machine.topology.nodes
-    if w.threads > total_cpus:
-        raise MmtwinError(
-            f"workload.threads: {w.threads} is not allowed; machine {machine.name} has {total_cpus} CPUs "
-            "(one thread per CPU)"
-        )
     if w.cpus is not None:
-        if len(w.cpus) != w.threads:
-            raise MmtwinError(
-                f"workload.cpus: {len(w.cpus)} CPUs listed for {w.threads} threads; expected one CPU per thread"
-            )
+        if not w.cpus:
+            raise MmtwinError("workload.cpus: [] is not allowed; list at least one CPU")
         for cpu in w.cpus:
             if not 0 <= cpu < total_cpus:
                 raise MmtwinError(
                     f"workload.cpus: CPU {cpu} does not exist; machine {machine.name} has CPUs 0..{total_cpus - 1}"
                 )
         if len(set(w.cpus)) != len(w.cpus):
-            raise MmtwinError(f"workload.cpus: {w.cpus} lists a CPU twice; threads are pinned one per CPU")
+            what = "threads are pinned one per CPU" if w.kind == "memhog" else "each CPU at most once"
+            raise MmtwinError(f"workload.cpus: {w.cpus} lists a CPU twice; {what}")
     if w.mems_allowed is not None:
         if not w.mems_allowed:
             raise MmtwinError("workload.mems_allowed: [] is not allowed; list at least one node")
@@ -138,6 +168,20 @@ def _check_workload(machine: Machine, w: WorkloadParams, nbytes: int, scale: Fra
                 )
         if len(set(w.mems_allowed)) != len(w.mems_allowed):
             raise MmtwinError(f"workload.mems_allowed: {w.mems_allowed} lists a node twice")
+
+
+def _check_memhog(machine: Machine, w: WorkloadParams, nbytes: int, scale: Fraction) -> None:
+    total_cpus = machine.total_cpus()
+    if w.threads > total_cpus:
+        raise MmtwinError(
+            f"workload.threads: {w.threads} is not allowed; machine {machine.name} has {total_cpus} CPUs "
+            "(one thread per CPU)"
+        )
+    if w.cpus is not None and len(w.cpus) != w.threads:
+        raise MmtwinError(
+            f"workload.cpus: {len(w.cpus)} CPUs listed for {w.threads} threads; expected one CPU per thread"
+        )
+    _check_cpuset(machine, w)
     ps = machine.page_size
     if ps % w.stride != 0:
         raise MmtwinError(f"workload.stride: {w.stride} is not allowed; it must divide the page size {ps}")
@@ -152,8 +196,148 @@ def _check_workload(machine: Machine, w: WorkloadParams, nbytes: int, scale: Fra
         )
 
 
-def kernel_spec(kernel: Kernel) -> dict[str, Any]:
+def _check_memory(machine: Machine, nodes: list[NodeLayout], w: AnyWorkload, field: str, what: str, nbytes: int) -> None:
+    """Anonymous memory the workload needs must fit the free memory of its nodes, plus swap."""
+    allowed = w.mems_allowed if w.mems_allowed is not None else range(len(nodes))
+    free = sum((nodes[i].pages - nodes[i].reserved_pages) * machine.page_size for i in allowed)
+    swap = machine.storage.swap if machine.storage is not None else None
+    swap_bytes = swap.size_mib * MIB if swap is not None else 0
+    if nbytes > free + swap_bytes:
+        where = f"machine {machine.name}" if w.mems_allowed is None else f"nodes {','.join(map(str, allowed))} of {machine.name}"
+        has = f"{free // MIB} MiB after boot reservations" + (f" and {swap.size_mib} MiB of swap" if swap else ", no swap")
+        raise MmtwinError(f"workload.{field}: {what} needs {nbytes // MIB} MiB of memory, more than {where} has ({has})")
+
+
+def _filesystem(machine: Machine, kind: str) -> tuple[str, int]:
+    """(``"ext4 on sda"``, its size in bytes); an error when the machine has no filesystem."""
+    if machine.storage is None:
+        raise MmtwinError(
+            f"workload.kind: {kind!r} needs a filesystem; machine {machine.name} has no [storage] table"
+        )
+    fs = machine.storage.fs
+    return f"the {fs.kind} filesystem on {fs.device} ({fs.size_mib} MiB)", fs.size_mib * MIB
+
+
+def _check_fits(machine: Machine, kind: str, field: str, what: str, nbytes: int) -> None:
+    fs_name, fs_bytes = _filesystem(machine, kind)
+    if nbytes > fs_bytes:
+        raise MmtwinError(f"workload.{field}: {what} ({_gib(nbytes)}) is larger than {fs_name}")
+
+
+# --------------------------------------------------------------------------- workload specs
+
+
+def _memhog_spec(machine: Machine, nodes: list[NodeLayout], w: WorkloadParams, scale: Fraction) -> dict[str, Any]:
+    nbytes = workload_bytes(w.size_gb, scale, machine.page_size)
+    _check_memhog(machine, w, nbytes, scale)
+    _check_memory(machine, nodes, w, "size_gb", f"a {w.size_gb:g} GB memory hog", nbytes)
+    return {
+        "kind": w.kind,
+        "bytes": nbytes,
+        "threads": w.threads,
+        "stride": w.stride,
+        "cpus": _ids(w.cpus),
+        "mems_allowed": _ids(w.mems_allowed),
+    }
+
+
+def _fsmark_spec(machine: Machine, nodes: list[NodeLayout], w: FsmarkParams, scale: Fraction) -> dict[str, Any]:
+    _check_cpuset(machine, w)
+    files = scaled_count(w.files, scale)
+    kept = w.threads * files * w.iterations
+    _check_fits(
+        machine, w.kind, "files",
+        f"fs_mark keeps {kept} files of {w.file_bytes} bytes ({w.threads} threads x {files} files x {w.iterations} iterations)",
+        kept * w.file_bytes,
+    )
+    _check_memory(machine, nodes, w, "write_bytes", f"{w.threads} fs_mark threads with {w.write_bytes}-byte buffers",
+                  w.threads * w.write_bytes)
+    return {
+        "kind": w.kind,
+        "threads": w.threads,
+        "cpus": _ids(w.cpus),
+        "mems_allowed": _ids(w.mems_allowed),
+        "dirs": w.dirs,
+        "subdirs": w.subdirs,
+        "files_per_subdir": w.files_per_subdir,
+        "files": files,
+        "iterations": w.iterations,
+        "file_bytes": w.file_bytes,
+        "write_bytes": w.write_bytes,
+        "sync_method": w.sync_method,
+    }
+
+
+def _largedd_spec(machine: Machine, nodes: list[NodeLayout], w: LargeddParams, scale: Fraction) -> dict[str, Any]:
+    _check_cpuset(machine, w)
+    ps = machine.page_size
+    tar_bytes = mib_bytes(w.tar_mib, scale, ps)
+    if tar_bytes <= 0:
+        raise MmtwinError(f"workload.tar_mib: {w.tar_mib} MiB at scale {float(scale):g} is less than one {ps}-byte page")
+    dd_bytes = int(as_fraction(w.dd_kib) * 1024)
+    _check_fits(machine, w.kind, "tar_mib", f"the tarfile and its {w.copies} copies", tar_bytes * (w.copies + 1))
+    _check_memory(machine, nodes, w, "dd_kib", f"{w.threads} dd process(es) with bs={dd_bytes}", w.threads * dd_bytes)
+    return {
+        "kind": w.kind,
+        "cpus": _ids(w.cpus),
+        "mems_allowed": _ids(w.mems_allowed),
+        "tar_bytes": tar_bytes,
+        "copies": w.copies,
+        "dd_bytes": dd_bytes,
+        "threads": w.threads,
+        "download_mib_s": _number(w.download_mib_s),
+    }
+
+
+def _mmapstream_spec(machine: Machine, nodes: list[NodeLayout], w: MmapstreamParams, scale: Fraction) -> dict[str, Any]:
+    _check_cpuset(machine, w)
+    ps = machine.page_size
+    nbytes = mib_bytes(w.size_mib, scale, ps)
+    if nbytes // w.threads < ps:
+        raise MmtwinError(
+            f"workload.size_mib: {w.size_mib} MiB at scale {float(scale):g} gives each of the {w.threads} "
+            f"threads less than one {ps}-byte page"
+        )
+    _check_fits(machine, w.kind, "size_mib", f"the {w.size_mib:g} MiB mapped file", nbytes)
+    return {
+        "kind": w.kind,
+        "cpus": _ids(w.cpus),
+        "mems_allowed": _ids(w.mems_allowed),
+        "bytes": nbytes,
+        "threads": w.threads,
+    }
+
+
+def _ids(ids: list[int] | None) -> list[int] | None:
+    return None if ids is None else list(ids)
+
+
+_WORKLOAD_SPECS: dict[str, Callable[..., dict[str, Any]]] = {
+    "memhog": _memhog_spec,
+    "fsmark": _fsmark_spec,
+    "largedd": _largedd_spec,
+    "mmapstream": _mmapstream_spec,
+}
+
+
+def workload_spec(
+    machine: Machine, workload: AnyWorkload, scale: int | float | str | Fraction = 1
+) -> dict[str, Any]:
+    """The spec's ``workload`` table, after the checks against the machine (docs/engine-api.md)."""
+    frac = parse_scale(scale)
+    return _WORKLOAD_SPECS[workload.kind](machine, layout_nodes(machine, frac), workload, frac)
+
+
+# --------------------------------------------------------------------------- machine and kernel specs
+
+
+def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
     s = kernel.sysctl
+    if page_size is not None and 0 < s.dirty_bytes < 2 * page_size:
+        raise MmtwinError(
+            f"kernel {kernel.name}: sysctl.dirty_bytes: {s.dirty_bytes} is not allowed; the kernel's minimum "
+            f"is two pages ({2 * page_size} bytes), 0 uses dirty_ratio"
+        )
     lrr = None if s.lowmem_reserve_ratio == "auto" else list(s.lowmem_reserve_ratio)
     return {
         "name": kernel.name,
@@ -164,6 +348,31 @@ def kernel_spec(kernel: Kernel) -> dict[str, Any]:
         "zone_reclaim_mode": None if s.zone_reclaim_mode == "auto" else s.zone_reclaim_mode,
         "lowmem_reserve_ratio": lrr,
         "percpu_pagelists": kernel.policy.percpu_pagelists,
+        **{name: getattr(s, name) for name in SYSCTL_LIMITS},
+    }
+
+
+def storage_spec(machine: Machine) -> dict[str, Any] | None:
+    """Devices in file order (the index is the device id); fs and swap name their device by index."""
+    st = machine.storage
+    if st is None:
+        return None
+    return {
+        "devices": [
+            {
+                "name": d.name,
+                "disks": d.disks,
+                "chunk_kib": d.chunk_kib,
+                "bandwidth_mib_s": _number(d.bandwidth_mib_s),
+                "access_us": _number(d.access_us),
+                "nr_requests": d.nr_requests,
+                "max_sectors_kib": d.max_sectors_kib,
+                "size_mib": d.size_mib,
+            }
+            for d in st.devices
+        ],
+        "fs": {"kind": st.fs.kind, "device": st.device_index(st.fs.device), "size_mib": st.fs.size_mib},
+        "swap": None if st.swap is None else {"device": st.device_index(st.swap.device), "size_mib": st.swap.size_mib},
     }
 
 
@@ -187,38 +396,43 @@ def machine_spec(machine: Machine, scale: Fraction = Fraction(1)) -> dict[str, A
         ],
         "distance": [list(row) for row in machine.topology.distance],
         "cost": machine.cost.model_dump(),
+        "storage": storage_spec(machine),
     }
+
+
+def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[str, Any] | None:
+    """The spec's ``trace`` table: None (no trace) or the file and the events (None = all)."""
+    if path is None:
+        if events is not None:
+            raise MmtwinError("--trace-events: needs --trace FILE")
+        return None
+    if not path:
+        raise MmtwinError("--trace: '' is not allowed; expected a file path")
+    return {"path": path, "events": None if events is None else list(events)}
 
 
 def resolve_spec(
     machine: Machine,
     kernel: Kernel,
-    workload: WorkloadParams,
+    workload: AnyWorkload,
     *,
     seed: int = 1,
     scale: int | float | str | Fraction = 1,
     check: bool = False,
     sample_ms: int = SAMPLE_MS,
+    trace: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The engine specification (a JSON-ready dict) for one run."""
+    """The engine specification (a JSON-ready dict) for one run; every key of docs/engine-api.md present."""
     frac = parse_scale(scale)
     if not 0 <= seed < 2**64:
         raise MmtwinError(f"--seed: {seed} is not allowed; expected 0 <= seed < 2^64")
     mspec = machine_spec(machine, frac)
-    nbytes = workload_bytes(workload.size_gb, frac, machine.page_size)
-    _check_workload(machine, workload, nbytes, frac)
     return {
         "machine": mspec,
-        "kernel": kernel_spec(kernel),
-        "workload": {
-            "kind": workload.kind,
-            "bytes": nbytes,
-            "threads": workload.threads,
-            "stride": workload.stride,
-            "cpus": None if workload.cpus is None else list(workload.cpus),
-            "mems_allowed": None if workload.mems_allowed is None else list(workload.mems_allowed),
-        },
+        "kernel": kernel_spec(kernel, machine.page_size),
+        "workload": workload_spec(machine, workload, frac),
         "seed": seed,
         "check": bool(check),
         "sample_ms": sample_ms,
+        "trace": trace,
     }

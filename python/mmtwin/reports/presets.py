@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from mmtwin.config import Experiment, Kernel, Machine
+from pydantic import BaseModel
+
+from mmtwin.config import SYSCTL_LIMITS, Experiment, Kernel, Machine
 from mmtwin.resolve import PAGEBLOCK_ORDER, layout_nodes
 
 
@@ -25,6 +27,7 @@ def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
         "  zone bands: "
         + ", ".join(f"{z.name} < {z.end_mib} MiB" if z.end_mib is not None else f"{z.name} above" for z in m.zones),
         "  cost (ns): " + ", ".join(f"{k} {v}" for k, v in m.cost.model_dump().items()),
+        *_storage_lines(m),
         "  source:",
         _indent(m.source, "    "),
         f"  layout at scale {float(scale):g} (pages of {m.page_size} bytes):",
@@ -42,6 +45,22 @@ def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _storage_lines(m: Machine) -> list[str]:
+    st = m.storage
+    if st is None:
+        return ["  storage: none"]
+    lines = ["  storage:"]
+    for i, d in enumerate(st.devices):
+        what = "plain disk" if d.disks == 1 else f"md RAID-0 of {d.disks} disks, chunk {d.chunk_kib} KiB"
+        lines.append(
+            f"    device {i} {d.name}: {what}, {d.size_mib} MiB per disk, {d.bandwidth_mib_s:g} MiB/s, "
+            f"access {d.access_us:g} us, nr_requests {d.nr_requests}, max_sectors_kib {d.max_sectors_kib}"
+        )
+    lines.append(f"    fs: {st.fs.kind} on {st.fs.device}, {st.fs.size_mib} MiB")
+    lines.append(f"    swap: {st.swap.size_mib} MiB on {st.swap.device}" if st.swap else "    swap: none")
+    return lines
+
+
 def describe_kernel(k: Kernel) -> str:
     s = k.sysctl
     return "\n".join(
@@ -52,20 +71,34 @@ def describe_kernel(k: Kernel) -> str:
             f"percpu_pagelists {str(k.policy.percpu_pagelists).lower()}",
             f"  sysctl: min_free_kbytes {s.min_free_kbytes}, zone_reclaim_mode {s.zone_reclaim_mode}, "
             f"lowmem_reserve_ratio {s.lowmem_reserve_ratio}",
+            "  sysctl: " + ", ".join(f"{name} {getattr(s, name)}" for name in SYSCTL_LIMITS),
         ]
     ) + "\n"
+
+
+def _workload_fields(w: BaseModel) -> str:
+    return ", ".join(f"{k} {v}" for k, v in w.model_dump().items() if k != "kind" and v is not None)
 
 
 def describe_experiment(e: Experiment) -> str:
+    lines = [
+        f"experiment {e.name}: {e.description}",
+        f"  seed document {e.seed_document or '-'}; machine {e.machine}; seed {e.seed}",
+        f"  kernels: {', '.join(e.kernels)} (the first is the baseline)",
+    ]
+    if e.runs is not None:
+        lines.append(f"  runs (every kernel runs each): {len(e.runs)}")
+        for r in e.runs:
+            lines.append(f"    {r.name}: {r.workload.kind}: {_workload_fields(r.workload)}")
+            if r.description:
+                lines.append(f"      {r.description}")
+        return "\n".join(lines) + "\n"
+    assert e.matrix is not None
+    w = e.matrix_workload
     sizes = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in e.matrix.size_gb)
-    return "\n".join(
-        [
-            f"experiment {e.name}: {e.description}",
-            f"  seed document {e.seed_document or '-'}; machine {e.machine}; seed {e.seed}",
-            f"  kernels: {', '.join(e.kernels)} (the first is the baseline)",
-            f"  workload {e.workload.kind}, stride {e.workload.stride}"
-            + (f", mems_allowed {e.workload.mems_allowed}" if e.workload.mems_allowed is not None else ""),
-            f"  matrix: size_gb [{sizes}] x threads {e.matrix.threads} "
-            f"= {len(e.matrix.size_gb) * len(e.matrix.threads)} cells per kernel",
-        ]
-    ) + "\n"
+    lines += [
+        f"  workload {w.kind}, stride {w.stride}" + (f", mems_allowed {w.mems_allowed}" if w.mems_allowed is not None else ""),
+        f"  matrix: size_gb [{sizes}] x threads {e.matrix.threads} "
+        f"= {len(e.matrix.size_gb) * len(e.matrix.threads)} cells per kernel",
+    ]
+    return "\n".join(lines) + "\n"

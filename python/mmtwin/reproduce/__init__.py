@@ -42,9 +42,9 @@ class Reproduction:
 
 
 def registry() -> dict[str, Reproduction]:
-    from mmtwin.reproduce import zonelist_cache
+    from mmtwin.reproduce import zlcfirst, zonelist_cache
 
-    entries = [zonelist_cache.REPRODUCTION]
+    entries = [zonelist_cache.REPRODUCTION, zlcfirst.REPRODUCTION]
     return {r.name: r for r in entries}
 
 
