@@ -248,8 +248,8 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
     }
     policy = {
         "3.0-rc6-vanilla": {"era": "3.0", "zlc": "after-first-zone", "zlc_reconsider": False},
-        "3.0-rc6-zlcfirst": {"era": "3.1", "zlc": "first-eligible", "zlc_reconsider": False},
-        "3.0-rc6-zlcreconsider": {"era": "3.1", "zlc": "first-eligible", "zlc_reconsider": True},
+        "3.0-rc6-zlcfirst": {"era": "3.0", "zlc": "first-eligible", "zlc_reconsider": False},
+        "3.0-rc6-zlcreconsider": {"era": "3.0", "zlc": "first-eligible", "zlc_reconsider": True},
     }
     for p in planned:
         assert p.spec == {

@@ -127,9 +127,12 @@ impl Kernel {
     }
 
     /// Allocate a page-cache page for (ino, index) on the task's node.
-    pub fn page_cache_alloc(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> Result<u32, PageOp> {
+    /// Readers and faults use the mapping's mask (GFP_HIGHUSER_MOVABLE);
+    /// writers pass it without __GFP_FS: ext4 and xfs write_begin set
+    /// AOP_FLAG_NOFS, so grab_cache_page_write_begin strips it.
+    pub fn page_cache_alloc(&mut self, ctx: &mut Ctx, ino: u32, index: u64, g: u32) -> Result<u32, PageOp> {
         let node = ctx.node;
-        match self.alloc_pages(ctx, gfp::GFP_HIGHUSER_MOVABLE, 0, node) {
+        match self.alloc_pages(ctx, g, 0, node) {
             AllocRes::Page(p, zi) => {
                 self.mm.census.held += 1;
                 self.add_to_page_cache_lru(ctx, p, zi, ino, index);
@@ -145,7 +148,7 @@ impl Kernel {
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
         let p = match self.find_get_page(ino, index) {
             Some(p) => p,
-            None => match self.page_cache_alloc(ctx, ino, index) {
+            None => match self.page_cache_alloc(ctx, ino, index, gfp::GFP_HIGHUSER_MOVABLE & !gfp::FS) {
                 Ok(p) => {
                     self.mm.pages.set(p, PG_UPTODATE);
                     p
@@ -186,7 +189,7 @@ impl Kernel {
                 break;
             }
             let block = self.fs.bmap(ino, idx);
-            let p = match self.page_cache_alloc(ctx, ino, idx) {
+            let p = match self.page_cache_alloc(ctx, ino, idx, gfp::GFP_HIGHUSER_MOVABLE) {
                 Ok(p) => p,
                 Err(e) => {
                     if first_pfn == NIL {

@@ -39,6 +39,9 @@ pub struct Inode {
     pub on_dentry_lru: bool,
     pub on_inode_lru: bool,
     pub unlinked: bool,
+    /// Generation: bumped whenever the inode number is reused, so stale
+    /// LRU entries are recognised.
+    pub gen: u32,
     /// The inode table block is written with the first data writeback.
     pub itable_written: bool,
     pub mapped: bool,
@@ -56,8 +59,8 @@ pub struct Fs {
     pub blocks_total: u64,
     pub blocks_used: u64,
     /// Unused dentries and inodes (the dcache and icache LRUs), oldest at the front.
-    pub dentry_lru: VecDeque<u32>,
-    pub inode_lru: VecDeque<u32>,
+    pub dentry_lru: VecDeque<(u32, u32)>,
+    pub inode_lru: VecDeque<(u32, u32)>,
     pub nr_unused_dentries: u64,
     pub nr_unused_inodes: u64,
 }
@@ -100,7 +103,8 @@ impl Fs {
             }
         };
         let i = &mut self.inodes[ino as usize];
-        *i = Inode { in_use: true, dir, i_count: 1, ..Default::default() };
+        let gen = i.gen.wrapping_add(1);
+        *i = Inode { in_use: true, dir, i_count: 1, gen, ..Default::default() };
         ino
     }
 
@@ -109,7 +113,8 @@ impl Fs {
         let i = &mut self.inodes[ino as usize];
         let freed: u64 = i.extents.iter().map(|e| e.2).sum();
         self.blocks_used -= freed.min(self.blocks_used);
-        *i = Inode::default();
+        let gen = i.gen.wrapping_add(1);
+        *i = Inode { gen, ..Default::default() };
         self.free_inos.push(ino);
     }
 
@@ -169,6 +174,6 @@ impl Fs {
 
     pub fn state_bytes(&self) -> u64 {
         let per: u64 = self.inodes.iter().map(|i| (i.radix.capacity() * 4 + i.extents.capacity() * 24) as u64).sum();
-        (self.inodes.len() * std::mem::size_of::<Inode>()) as u64 + per + (self.dentry_lru.len() + self.inode_lru.len()) as u64 * 4
+        (self.inodes.len() * std::mem::size_of::<Inode>()) as u64 + per + (self.dentry_lru.len() + self.inode_lru.len()) as u64 * 8
     }
 }

@@ -41,7 +41,67 @@ impl Kernel {
         d.max(0) as u64 > bg
     }
 
-    /// One step of the flusher: one inode chunk, or a sleep.
+    /// queue_io: b_more_io, then the inodes of b_dirty dirtied before
+    /// `older_than` (all of them when None), onto b_io.
+    fn queue_io(&mut self, b: usize, older_than: Option<u64>) {
+        let more: Vec<u32> = self.bdi[b].b_more_io.drain(..).collect();
+        self.bdi[b].b_io.extend(more);
+        while let Some(&ino) = self.bdi[b].b_dirty.front() {
+            if let Some(t) = older_than {
+                if self.fs.inodes[ino as usize].dirtied_when > t {
+                    break;
+                }
+            }
+            self.bdi[b].b_dirty.pop_front();
+            self.bdi[b].b_io.push_back(ino);
+        }
+    }
+
+    /// writeback_inodes_wb: write up to `nr` pages from the inodes of b_io,
+    /// one inode after another. Used by the flusher and (3.0) by a dirtier
+    /// in balance_dirty_pages. Returns (pages written, blocked on a full
+    /// request queue).
+    pub fn writeback_inodes_wb(&mut self, ctx: &mut Ctx, b: usize, nr: u64, older_than: Option<u64>) -> (u64, bool) {
+        if older_than.is_none() || self.bdi[b].b_io.is_empty() {
+            self.queue_io(b, older_than);
+        }
+        let mut written = 0;
+        while written < nr {
+            let Some(ino) = self.bdi[b].b_io.pop_front() else { break };
+            if !self.fs.inodes[ino as usize].in_use || !self.fs.inodes[ino as usize].on_dirty_list {
+                continue;
+            }
+            let budget = nr - written;
+            let (w, blocked) = self.writeback_single_inode(ctx, ino, budget);
+            written += w;
+            let i = &self.fs.inodes[ino as usize];
+            if i.nrdirty > 0 {
+                if blocked {
+                    self.bdi[b].b_io.push_front(ino);
+                } else if w >= budget {
+                    // Slice used up: requeue_io.
+                    self.bdi[b].b_more_io.push_back(ino);
+                } else {
+                    // redirty_tail: back on b_dirty, dirtied_when kept.
+                    self.bdi[b].b_dirty.push_back(ino);
+                }
+            } else {
+                let i = &mut self.fs.inodes[ino as usize];
+                i.on_dirty_list = false;
+                i.dirty_lo = u64::MAX;
+            }
+            // The writer's __iget/iput around the inode: an inode nobody
+            // else holds and that is now clean joins the inode LRU.
+            self.inode_maybe_unused(ino);
+            if blocked {
+                return (written, true);
+            }
+        }
+        (written, false)
+    }
+
+    /// One step of the flusher (wb_do_writeback / wb_writeback): one chunk
+    /// of MAX_WRITEBACK_PAGES across inodes, or a sleep.
     pub fn flusher_step(&mut self, b: usize, ctx: &mut Ctx) -> Next {
         let now = ctx.now;
         let interval = self.k.dirty_writeback_centisecs * 10_000_000;
@@ -55,48 +115,24 @@ impl Kernel {
         } else {
             self.bdi[b].background = false;
             let has_dirty = !self.bdi[b].b_dirty.is_empty() || !self.bdi[b].b_io.is_empty() || !self.bdi[b].b_more_io.is_empty();
-            let until = if has_dirty { Some(self.bdi[b].last_old_flush + interval) } else { None };
+            let until = if has_dirty { Some(now + interval) } else { None };
             return Next::Sleep { until, wq: Some(Wq::Flusher(b)), io: false };
         };
-        // queue_io: refill b_io from b_more_io and (expired, for kupdate) b_dirty.
-        if self.bdi[b].b_io.is_empty() {
-            let more: Vec<u32> = self.bdi[b].b_more_io.drain(..).collect();
-            self.bdi[b].b_io.extend(more);
-            while let Some(&ino) = self.bdi[b].b_dirty.front() {
-                if mode == Mode::Kupdate && self.fs.inodes[ino as usize].dirtied_when + expire > now {
-                    break;
-                }
-                self.bdi[b].b_dirty.pop_front();
-                self.bdi[b].b_io.push_back(ino);
-            }
-        }
-        let Some(ino) = self.bdi[b].b_io.pop_front() else {
-            if mode == Mode::Kupdate {
-                self.bdi[b].last_old_flush = now;
-            }
-            if mode == Mode::Work {
-                self.bdi[b].work_pages = 0;
-            }
-            if mode == Mode::Background && self.bdi[b].b_dirty.is_empty() {
-                self.bdi[b].background = false;
-                return Next::Sleep { until: Some(now + interval), wq: Some(Wq::Flusher(b)), io: false };
-            }
-            return Next::Run;
-        };
-        let (written, blocked) = self.writeback_single_inode(ctx, ino, MAX_WRITEBACK_PAGES);
+        let older = if mode == Mode::Kupdate { Some(now.saturating_sub(expire)) } else { None };
+        let (written, blocked) = self.writeback_inodes_wb(ctx, b, MAX_WRITEBACK_PAGES, older);
         if mode == Mode::Work {
             self.bdi[b].work_pages = self.bdi[b].work_pages.saturating_sub(written);
         }
-        let i = &self.fs.inodes[ino as usize];
-        if i.in_use && i.nrdirty > 0 {
-            if blocked {
-                self.bdi[b].b_io.push_front(ino);
-            } else {
-                self.bdi[b].b_more_io.push_back(ino);
+        if written == 0 && !blocked {
+            // Nothing (left) to write in this mode.
+            match mode {
+                Mode::Kupdate => self.bdi[b].last_old_flush = now,
+                Mode::Work => self.bdi[b].work_pages = 0,
+                Mode::Background => {
+                    self.bdi[b].background = false;
+                    return Next::Sleep { until: Some(now + interval), wq: Some(Wq::Flusher(b)), io: false };
+                }
             }
-        } else if i.in_use {
-            self.fs.inodes[ino as usize].on_dirty_list = false;
-            self.fs.inodes[ino as usize].dirty_lo = u64::MAX;
         }
         if blocked {
             let dev = self.bdi[b].dev;
@@ -142,8 +178,8 @@ impl Kernel {
             }
             if !bio.is_empty() && (bio_block + bio.len() as u64 != block || bio.len() as u64 >= max_bio) {
                 if !self.submit_write(ctx, bio_block, &bio) {
+                    // No free request: these pages stay dirty; resume at the first.
                     blocked = true;
-                    bio.clear();
                     break;
                 }
                 written += bio.len() as u64;
@@ -180,13 +216,21 @@ impl Kernel {
     /// Submit a write bio: the pages go from dirty to writeback. False if
     /// the queue had no free request (nothing changed).
     fn submit_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
-        let dev = self.fs.dev;
-        if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, block, pfns, 1), Submit::Full) {
+        if !self.submit_bio_write(ctx, block, pfns) {
             return false;
         }
         for &p in pfns {
             self.clear_page_dirty_for_io(p);
             self.set_page_writeback(p);
+        }
+        true
+    }
+
+    /// submit_bio(WRITE): false if the queue had no free request.
+    fn submit_bio_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
+        let dev = self.fs.dev;
+        if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, block, pfns, 1), Submit::Full) {
+            return false;
         }
         self.mm.vm.add(Ev::Pgpgout, pfns.len() as u64 * self.page_size / 1024);
         true
@@ -203,11 +247,11 @@ impl Kernel {
                 block = self.fs.alloc_blocks(ino, idx, 1);
             }
             ctx.sys += self.cost.writepage_ns;
-            self.mm.pages.set(p, PG_DIRTY);
-            if self.submit_write(ctx, block, &[p]) {
+            // pageout() already cleared the dirty bit (clear_page_dirty_for_io).
+            if self.submit_bio_write(ctx, block, &[p]) {
+                self.set_page_writeback(p);
                 return;
             }
-            self.mm.pages.clear(p, PG_DIRTY);
         }
         // redirty_page_for_writepage
         self.set_page_dirty_nr(p);
@@ -279,7 +323,11 @@ impl Kernel {
             self.sched.wake_up_all(Wq::Request(dev, 0), now);
             self.retry_pending_reads(now);
         }
-        if self.blk.take_uncongested_edges() != 0 {
+        // __freed_request: every async request freed while the queue is
+        // below its congestion-off threshold calls clear_bdi_congested,
+        // which wakes the congestion_wait sleepers.
+        let edges = self.blk.take_uncongested_edges();
+        if edges != 0 || (woke_req[1] && !self.blk.congested(dev, Dir::Write)) {
             self.sched.wake_up_all(Wq::Congestion(0), now);
         }
     }

@@ -67,7 +67,8 @@ pub struct Zone {
     pub inactive_ratio: u64,
     pub min_slab_pages: u64,
     /// ZONE_RECLAIM_LOCKED and ZONE_CONGESTED.
-    pub reclaim_locked: bool,
+    /// ZONE_RECLAIM_LOCKED: held until this simulated time by a zone_reclaim in progress.
+    pub reclaim_locked_until: u64,
     pub congested: bool,
     pub pcp_batch: u32,
     pub pcp_high: u32,
@@ -244,7 +245,7 @@ impl Mm {
                     pages_scanned: 0,
                     inactive_ratio: 1,
                     min_slab_pages: 0,
-                    reclaim_locked: false,
+                    reclaim_locked_until: 0,
                     congested: false,
                     pcp_batch: 1,
                     pcp_high: 6,

@@ -211,6 +211,9 @@ impl Pages {
     }
 }
 
+// Hot page state stays at or under 16 bytes a page (checked at compile time).
+const _: () = assert!(Pages::HOT_BYTES_PER_PAGE <= 16);
+
 pub struct ListIter<'a> {
     pages: &'a Pages,
     cur: u32,
@@ -250,6 +253,3 @@ mod tests {
         assert_eq!((l.head, l.tail), (NIL, NIL));
     }
 }
-
-// Hot page state stays at or under 16 bytes a page (checked at compile time).
-const _: () = assert!(Pages::HOT_BYTES_PER_PAGE <= 16);

@@ -190,12 +190,14 @@ impl Kernel {
         if !self.mm.nodes[node].cpus.is_empty() && node != ctx.node {
             return ZoneReclaim::NoScan;
         }
-        if self.mm.zones[zi].reclaim_locked {
+        // ZONE_RECLAIM_LOCKED: held for the whole __zone_reclaim, which
+        // runs inside this step; tasks whose steps begin before it ends
+        // find the zone locked.
+        if ctx.clock() < self.mm.zones[zi].reclaim_locked_until {
             return ZoneReclaim::NoScan;
         }
-        self.mm.zones[zi].reclaim_locked = true;
         let ok = self.__zone_reclaim(ctx, zi, g, order);
-        self.mm.zones[zi].reclaim_locked = false;
+        self.mm.zones[zi].reclaim_locked_until = ctx.clock();
         if !ok {
             self.mm.vm.inc(Ev::ZoneReclaimFailed);
             ZoneReclaim::Some
@@ -317,10 +319,11 @@ impl Kernel {
                     }
                     sp.stage = Stage::Rebalance;
                     let first = self.mm.zonelists[zl_idx].zones[0] as usize;
-                    if let Some(next) = self.wait_iff_congested(ctx, first, self.jiffies_ns(self.hz / 50)) {
-                        self.kt[pid].slow = sp;
-                        return AllocRes::Sleep(next);
-                    }
+                    let next = self.wait_iff_congested(ctx, first, self.jiffies_ns(self.hz / 50)).unwrap_or(Next::Run);
+                    // Not congested: wait_iff_congested only does cond_resched(),
+                    // which lets kswapd and the flusher run before the retry.
+                    self.kt[pid].slow = sp;
+                    return AllocRes::Sleep(next);
                 }
             }
         }

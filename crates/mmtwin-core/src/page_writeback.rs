@@ -55,6 +55,8 @@ pub struct BdpState {
     pub active: bool,
     pub pause: u64,
     pub start: u64,
+    pub pages_written: u64,
+    pub write_chunk: u64,
 }
 
 impl Kernel {
@@ -175,64 +177,96 @@ impl Kernel {
         if self.sched.has_waiters(Wq::Page(zi)) {
             self.sched.wake_up_all(Wq::Page(zi), self.now);
         }
-        self.inode_maybe_unused(ino);
     }
 
-    /// balance_dirty_pages_ratelimited: every `ratelimit` pages dirtied by a
-    /// task, check the limits (3.0 kept the count per CPU; per task here).
+    /// balance_dirty_pages_ratelimited (3.0): every ratelimit_pages pages
+    /// dirtied (8 once the device's dirty limit is exceeded), check the
+    /// limits. 3.0 kept the count per CPU; it is kept per task here.
     pub fn balance_dirty_pages_ratelimited(&mut self, ctx: &mut Ctx) -> Option<Next> {
         let pid = ctx.pid as usize;
         let total = self.mm.pages.len() as u64;
         let ncpus = self.mm.cpu_node.len() as u64;
-        let mut ratelimit = (total / (ncpus * 32)).clamp(16, 4096 * 1024 / self.page_size) as u32;
+        let mut ratelimit = (total / (ncpus * 32)).clamp(16, 4096 * 1024 / self.page_size);
         if self.bdi.first().map(|b| b.dirty_exceeded).unwrap_or(false) {
-            ratelimit = ratelimit.min((32 * 1024 / self.page_size.max(1024)) as u32).max(1);
+            ratelimit = 8;
         }
-        if !self.kt[pid].bdp.active && self.kt[pid].dirtied < ratelimit {
+        if !self.kt[pid].bdp.active && (self.kt[pid].dirtied as u64) < ratelimit {
             return None;
         }
         self.balance_dirty_pages(ctx)
     }
 
-    /// balance_dirty_pages (3.0 loop, pre IO-less): sleep in growing pauses
-    /// while dirty + writeback pages exceed the limits, kicking the flusher.
+    /// balance_dirty_pages (3.0, before IO-less throttling): while dirty +
+    /// writeback pages exceed the task's share of the dirty limit, the
+    /// dirtier writes back up to write_chunk pages itself, then sleeps in
+    /// pauses growing from 1 jiffy to HZ/10.
     fn balance_dirty_pages(&mut self, ctx: &mut Ctx) -> Option<Next> {
         let pid = ctx.pid as usize;
-        let now = ctx.clock();
-        let (bg, dirty) = self.global_dirty_limits();
-        let (nr_dirty, nr_wb) = self.global_dirty();
-        let nr = (nr_dirty + nr_wb).max(0) as u64;
-        let max_pause = self.jiffies_ns((self.hz / 5).max(1));
         let mut st = self.kt[pid].bdp;
         if !st.active {
-            st = BdpState { active: true, pause: self.jiffies_ns(1), start: now };
-        }
-        let done = nr <= (bg + dirty) / 2 || nr <= dirty && now - st.start >= max_pause || nr <= dirty.saturating_sub(dirty / 16);
-        let exceeded = nr > dirty;
-        if let Some(b) = self.bdi.first_mut() {
-            b.dirty_exceeded = exceeded;
-        }
-        if done {
-            self.kt[pid].bdp = BdpState::default();
+            let dirtied = self.kt[pid].dirtied as u64;
+            st = BdpState { active: true, pause: self.jiffies_ns(1), start: ctx.clock(), pages_written: 0, write_chunk: dirtied + dirtied / 2 };
             self.kt[pid].dirtied = 0;
+        }
+        let (bg, thresh) = self.global_dirty_limits();
+        let (nr_dirty, nr_wb) = self.global_dirty();
+        let nr = (nr_dirty + nr_wb).max(0) as u64;
+        let mut exceeded = false;
+        let finished = 'check: {
+            if nr <= (bg + thresh) / 2 {
+                break 'check true;
+            }
+            // bdi_dirty_limit: one backing device takes the whole limit;
+            // task_dirty_limit: less up to 1/8 by the task's share of recent dirtying.
+            let writers = self.sched.tasks.iter().filter(|t| t.kind == crate::sched::TaskKind::User && t.exited_at.is_none()).count().max(1) as u64;
+            let task_thresh = thresh - thresh / 8 / writers;
+            let (bdi_d, bdi_w) = self.bdi.first().map(|b| (b.nr_dirty.max(0) as u64, b.nr_writeback.max(0) as u64)).unwrap_or((0, 0));
+            exceeded = bdi_d + bdi_w > task_thresh || nr > thresh;
+            if !exceeded {
+                break 'check true;
+            }
+            if let Some(b) = self.bdi.first_mut() {
+                b.dirty_exceeded = true;
+            }
+            if bdi_d > task_thresh && !self.bdi.is_empty() {
+                let want = st.write_chunk.saturating_sub(st.pages_written).max(1);
+                let (written, blocked) = self.writeback_inodes_wb(ctx, 0, want, None);
+                st.pages_written += written;
+                if blocked {
+                    self.kt[pid].bdp = st;
+                    let dev = self.bdi[0].dev;
+                    return Some(Next::Sleep { until: None, wq: Some(Wq::Request(dev, 1)), io: true });
+                }
+                if st.pages_written >= st.write_chunk {
+                    break 'check true;
+                }
+            }
+            false
+        };
+        if finished {
+            if !exceeded {
+                if let Some(b) = self.bdi.first_mut() {
+                    b.dirty_exceeded = false;
+                }
+            }
+            self.kt[pid].bdp = BdpState::default();
             if nr_dirty.max(0) as u64 > bg {
-                self.bdi_start_background_writeback(now);
+                self.bdi_start_background_writeback(ctx.clock());
             }
             return None;
         }
-        self.bdi_start_background_writeback(now);
         let pause = st.pause;
         st.pause = (st.pause * 2).min(self.jiffies_ns(self.hz / 10));
         self.kt[pid].bdp = st;
-        Some(Next::Sleep { until: Some(now + pause), wq: None, io: true })
+        Some(Next::Sleep { until: Some(ctx.clock() + pause), wq: None, io: true })
     }
 
+    /// bdi_start_background_writeback: wake the flusher unless writeback
+    /// is already in progress.
     pub fn bdi_start_background_writeback(&mut self, now: u64) {
         if let Some(b) = self.bdi.first_mut() {
             if !b.background {
                 b.background = true;
-                let f = b.flusher;
-                let _ = f;
                 self.sched.wake_up_all(Wq::Flusher(0), now);
             }
         }

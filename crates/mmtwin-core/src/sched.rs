@@ -288,6 +288,10 @@ impl Sched {
         false
     }
 
+    pub fn is_sleeping(&self, pid: Pid) -> bool {
+        self.tasks[pid as usize].state == TState::Sleeping
+    }
+
     pub fn has_waiters(&self, wq: Wq) -> bool {
         !self.waits[self.wq_index.of(wq)].is_empty()
     }

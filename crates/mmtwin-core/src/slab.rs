@@ -15,7 +15,7 @@ use crate::cost::Ctx;
 use crate::kernel::Kernel;
 use crate::page::*;
 use crate::page_alloc::AllocRes;
-use crate::spec::{FsKind, Spec};
+use crate::spec::{Era, FsKind, Spec};
 use crate::vmstat::*;
 
 pub const DENTRY: usize = 0;
@@ -71,13 +71,16 @@ impl Slab {
 impl Kernel {
     /// kmem_cache_alloc on the task's node: Ok(object id) or the allocation's
     /// sleep or failure.
+    /// The inode cache allocates with GFP_NOFS (ext4_alloc_inode,
+    /// xfs_inode_alloc); dentries with GFP_KERNEL (d_alloc).
     pub fn kmem_cache_alloc(&mut self, ctx: &mut Ctx, cache: usize) -> Result<u32, AllocRes> {
         let node = ctx.node;
         let c = &mut self.slab.caches[cache];
         let sp = match c.partial[node].last() {
             Some(&i) => i,
             None => {
-                let r = self.alloc_pages(ctx, gfp::GFP_KERNEL | gfp::RECLAIMABLE, 0, node);
+                let g = if cache == INODE { gfp::GFP_KERNEL & !gfp::FS } else { gfp::GFP_KERNEL };
+                let r = self.alloc_pages(ctx, g | gfp::RECLAIMABLE, 0, node);
                 let AllocRes::Page(pfn, zi) = r else { return Err(r) };
                 self.mm.pages.flags[pfn as usize] = PG_SLAB;
                 self.mm.pages.owner[pfn as usize] = cache as u32;
@@ -142,38 +145,44 @@ impl Kernel {
         }
     }
 
-    /// shrink_slab (3.0): scan each shrinker in proportion to the LRU pages
-    /// scanned. Returns objects freed.
-    pub fn shrink_slab_objects(&mut self, ctx: &mut Ctx, scanned: u64, lru_pages: u64, kswapd: bool) -> u64 {
+    /// shrink_slab (3.0; 3.1 adds the clamp noted below): scan each
+    /// shrinker in proportion to the LRU pages scanned, in batches of
+    /// SHRINK_BATCH, deferring what is left (shrinker->nr). A shrinker called
+    /// without __GFP_FS returns -1: the batch loop stops and the work stays
+    /// deferred for the next caller that may enter the filesystem.
+    /// Returns what the shrinkers report freed (their counts drop).
+    pub fn shrink_slab_objects(&mut self, ctx: &mut Ctx, scanned: u64, g: u32, lru_pages: u64, kswapd: bool) -> u64 {
         let scanned = if scanned == 0 { SWAP_CLUSTER } else { scanned };
-        let mut freed = 0;
+        let mut ret = 0;
         for s in [DENTRY, INODE] {
             let max_pass = self.shrinker_count(s);
             let delta = (4 * scanned / DEFAULT_SEEKS) * max_pass / (lru_pages + 1);
             let mut total = self.slab.deferred[s] + delta;
-            if delta < max_pass / 4 {
+            if self.era == Era::V31 && delta < max_pass / 4 {
+                // 3.1 (Dave Chinner): a small delta scans at most half the cache.
                 total = total.min(max_pass / 2);
             }
             total = total.min(2 * max_pass);
             while total >= SHRINK_BATCH {
                 let before = self.shrinker_count(s);
-                if before == 0 {
-                    break;
+                if g & gfp::FS == 0 {
+                    break; // the shrinker returns -1
                 }
                 self.shrinker_scan(ctx, s, SHRINK_BATCH, kswapd);
                 let after = self.shrinker_count(s);
-                freed += before.saturating_sub(after);
+                ret += before.saturating_sub(after);
                 self.mm.vm.add(Ev::SlabsScanned, SHRINK_BATCH);
                 total -= SHRINK_BATCH;
             }
             self.slab.deferred[s] = total;
         }
-        freed
+        ret
     }
 
+    /// What a shrinker reports as its cache size: (unused / 100) * vfs_cache_pressure.
     fn shrinker_count(&self, s: usize) -> u64 {
         let n = if s == DENTRY { self.fs.nr_unused_dentries } else { self.fs.nr_unused_inodes };
-        n * self.k.vfs_cache_pressure / 100
+        (n / 100) * self.k.vfs_cache_pressure
     }
 
     fn shrinker_scan(&mut self, ctx: &mut Ctx, s: usize, nr: u64, kswapd: bool) {
@@ -184,59 +193,72 @@ impl Kernel {
         }
     }
 
-    /// prune_dcache: free unused dentries from the LRU's old end; a
-    /// recently used one (DCACHE_REFERENCED) gets another round.
-    fn prune_dcache(&mut self, ctx: &mut Ctx, mut nr: u64) {
-        while nr > 0 {
-            let Some(ino) = self.fs.dentry_lru.pop_front() else { break };
-            nr -= 1;
+    /// prune_dcache (__shrink_dcache_sb): from the old end of the dentry LRU,
+    /// collect `nr` unreferenced dentries and free them; referenced ones have
+    /// DCACHE_REFERENCED cleared and move to the young end without counting.
+    fn prune_dcache(&mut self, ctx: &mut Ctx, nr: u64) {
+        let mut cnt = nr;
+        let mut referenced: Vec<(u32, u32)> = Vec::new();
+        let mut victims: Vec<u32> = Vec::new();
+        while cnt > 0 {
+            let Some((ino, gen)) = self.fs.dentry_lru.pop_front() else { break };
             let i = &mut self.fs.inodes[ino as usize];
-            if !i.on_dentry_lru {
+            if i.gen != gen || !i.on_dentry_lru {
                 continue;
             }
             ctx.sys += self.cost.scan_page_ns;
             if i.dcache_referenced {
                 i.dcache_referenced = false;
-                self.fs.dentry_lru.push_back(ino);
+                referenced.push((ino, gen));
                 continue;
             }
             i.on_dentry_lru = false;
-            i.has_dentry = false;
             self.fs.nr_unused_dentries -= 1;
+            victims.push(ino);
+            cnt -= 1;
+        }
+        self.fs.dentry_lru.extend(referenced);
+        for ino in victims {
+            let i = &mut self.fs.inodes[ino as usize];
+            i.has_dentry = false;
             let obj = i.dentry_obj;
             self.kmem_cache_free(ctx, DENTRY, obj);
             self.iput(ctx, ino);
         }
     }
 
-    /// prune_icache: evict unused inodes; pages still cached are
-    /// invalidated first and counted as inode steals.
-    fn prune_icache(&mut self, ctx: &mut Ctx, mut nr: u64, kswapd: bool) {
+    /// prune_icache (3.0): look at `nr` inodes from the old end of the LRU.
+    /// Held or dirty inodes leave the LRU; referenced ones get another pass;
+    /// an inode with pages has them invalidated (the inode steals) and gets
+    /// I_REFERENCED back from the iput, so it is freed on a later pass.
+    fn prune_icache(&mut self, ctx: &mut Ctx, nr: u64, kswapd: bool) {
         let mut reap = 0;
-        while nr > 0 {
-            let Some(ino) = self.fs.inode_lru.pop_front() else { break };
-            nr -= 1;
+        let mut scanned = 0;
+        while scanned < nr {
+            let Some((ino, gen)) = self.fs.inode_lru.pop_front() else { break };
             let i = &self.fs.inodes[ino as usize];
-            if !i.on_inode_lru {
+            if i.gen != gen || !i.on_inode_lru {
                 continue;
             }
+            scanned += 1;
             ctx.sys += self.cost.scan_page_ns;
-            if i.i_count > 0 || i.nrdirty > 0 || i.nrwriteback > 0 {
+            if i.i_count > 0 || i.nrdirty > 0 {
                 self.fs.inodes[ino as usize].on_inode_lru = false;
                 self.fs.nr_unused_inodes -= 1;
                 continue;
             }
             if i.i_referenced {
                 self.fs.inodes[ino as usize].i_referenced = false;
-                self.fs.inode_lru.push_back(ino);
+                self.fs.inode_lru.push_back((ino, gen));
                 continue;
             }
             if i.nrpages > 0 {
                 reap += self.invalidate_mapping_pages(ctx, ino);
-                if self.fs.inodes[ino as usize].nrpages > 0 {
-                    self.fs.inode_lru.push_back(ino);
-                    continue;
-                }
+                // iput_final after __iget: I_REFERENCED again; the inode is
+                // still at the old end, not the head: "wrong inode", move on.
+                self.fs.inodes[ino as usize].i_referenced = true;
+                self.fs.inode_lru.push_front((ino, gen));
+                continue;
             }
             self.fs.inodes[ino as usize].on_inode_lru = false;
             self.fs.nr_unused_inodes -= 1;
@@ -266,28 +288,37 @@ impl Kernel {
         if i.i_count > 0 {
             return;
         }
-        i.i_referenced = true;
         self.inode_maybe_unused(ino);
         let _ = ctx;
     }
 
-    /// A clean inode nobody holds goes on the inode LRU.
+    /// iput_final (3.0): an inode nobody holds gets I_REFERENCED and, if
+    /// it is not dirty (pages under writeback are allowed), goes on the
+    /// inode LRU. A dirty one joins when the flusher's iput after writing it
+    /// finds it clean.
     pub fn inode_maybe_unused(&mut self, ino: u32) {
         let i = &mut self.fs.inodes[ino as usize];
-        if i.in_use && i.i_count == 0 && !i.on_inode_lru && i.nrdirty == 0 && i.nrwriteback == 0 {
+        if i.in_use && i.i_count == 0 && !i.on_inode_lru && i.nrdirty == 0 && !i.unlinked {
             i.on_inode_lru = true;
-            self.fs.inode_lru.push_back(ino);
+            i.i_referenced = true;
+            let gen = i.gen;
+            self.fs.inode_lru.push_back((ino, gen));
             self.fs.nr_unused_inodes += 1;
         }
     }
 
-    /// dput of a file's dentry after close: it stays cached, unused.
+    /// dput of a file's dentry after close: it stays cached, unused, and
+    /// DCACHE_REFERENCED is set on every final put.
     pub fn dput(&mut self, ino: u32) {
         let i = &mut self.fs.inodes[ino as usize];
-        if i.has_dentry && !i.on_dentry_lru {
+        if !i.has_dentry {
+            return;
+        }
+        i.dcache_referenced = true;
+        if !i.on_dentry_lru {
             i.on_dentry_lru = true;
-            i.dcache_referenced = true;
-            self.fs.dentry_lru.push_back(ino);
+            let gen = i.gen;
+            self.fs.dentry_lru.push_back((ino, gen));
             self.fs.nr_unused_dentries += 1;
         }
     }

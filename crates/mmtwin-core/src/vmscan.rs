@@ -443,8 +443,11 @@ impl Kernel {
 
     /// get_scan_count (3.0): how many pages of each evictable list to scan.
     fn get_scan_count(&mut self, zi: usize, sc: &ScanControl, prio: i32) -> [u64; 4] {
-        let force_scan = sc.kswapd;
         let size = |l: usize| self.zs(zi, lru_stat(l)).max(0) as u64;
+        // force_scan: kswapd scans at least SWAP_CLUSTER_MAX. 3.0 only when
+        // the zone's LRU pages >> priority fall below it; 3.1 always.
+        let lru_total: u64 = (0..4).map(size).sum();
+        let force_scan = sc.kswapd && (self.era == crate::spec::Era::V31 || (lru_total >> prio) < SWAP_CLUSTER_MAX);
         let (fraction, denominator, noswap) = if !sc.may_swap || self.nr_swap_pages() <= 0 {
             ([0u64, 1u64], 1u64, true)
         } else {
@@ -554,8 +557,8 @@ impl Kernel {
                 self.shrink_zone(ctx, prio, zi, &mut sc);
             }
             let lru_pages: u64 = zones.iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
-            let slab_freed = self.shrink_slab(ctx, sc.nr_scanned, lru_pages, false);
-            sc.nr_reclaimed += slab_freed;
+            let (_, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, dr.gfp, lru_pages, false);
+            sc.nr_reclaimed += slab_pages;
             dr.nr_reclaimed = sc.nr_reclaimed;
             dr.total_scanned += sc.nr_scanned;
             if dr.nr_reclaimed >= SWAP_CLUSTER_MAX {
@@ -577,8 +580,9 @@ impl Kernel {
         if dr.nr_reclaimed > 0 {
             return Ok(dr.nr_reclaimed);
         }
-        // all_unreclaimable(): no OOM while some zone can still be reclaimed.
-        if zones.iter().any(|&zi| !self.mm.zones[zi].all_unreclaimable && self.zone_reclaimable(zi)) {
+        // all_unreclaimable() (3.0): no OOM while some allowed zone is not
+        // flagged all_unreclaimable (kswapd sets the flag).
+        if zones.iter().any(|&zi| !self.mm.zones[zi].all_unreclaimable) {
             return Ok(1);
         }
         Ok(0)
@@ -618,7 +622,7 @@ impl Kernel {
         if before > self.mm.zones[zi].min_slab_pages {
             loop {
                 let lru_pages = self.zone_reclaimable_pages(zi);
-                let freed_objects = self.shrink_slab_objects(ctx, sc.nr_scanned, lru_pages, false);
+                let freed_objects = self.shrink_slab_objects(ctx, sc.nr_scanned, g, lru_pages, false);
                 if freed_objects == 0 {
                     break;
                 }
@@ -635,11 +639,12 @@ impl Kernel {
         sc.nr_reclaimed >= nr_pages
     }
 
-    /// shrink_slab, returning slab pages freed (reclaim_state).
-    fn shrink_slab(&mut self, ctx: &mut Ctx, scanned: u64, lru_pages: u64, kswapd: bool) -> u64 {
+    /// shrink_slab: (objects the shrinkers report freed, slab pages freed
+    /// meanwhile: reclaim_state->reclaimed_slab).
+    fn shrink_slab(&mut self, ctx: &mut Ctx, scanned: u64, g: u32, lru_pages: u64, kswapd: bool) -> (u64, u64) {
         let before = self.slab.pages_freed;
-        self.shrink_slab_objects(ctx, scanned, lru_pages, kswapd);
-        self.slab.pages_freed - before
+        let objects = self.shrink_slab_objects(ctx, scanned, g, lru_pages, kswapd);
+        (objects, self.slab.pages_freed - before)
     }
 
     /// wakeup_kswapd (3.1).
@@ -654,8 +659,9 @@ impl Kernel {
             ks.max_order = order;
             ks.classzone_idx = ks.classzone_idx.min(classzone);
         }
-        if ks.state == KsState::Balancing {
-            return;
+        let pid = ks.pid;
+        if !self.sched.is_sleeping(pid) {
+            return; // !waitqueue_active(&pgdat->kswapd_wait)
         }
         let low = self.mm.zones[zi].wmark_low;
         if self.mm.zone_watermark_ok(zi, order, low, 0, 0) {
@@ -731,11 +737,12 @@ impl Kernel {
                     return Next::Sleep { until: None, wq: Some(Wq::Kswapd(node)), io: false };
                 }
                 self.mm.vm.inc(if woken { Ev::KswapdLowWmarkHitQuickly } else { Ev::KswapdHighWmarkHitQuickly });
+                let nz = self.mm.nodes[node].zones.iter().flatten().count().saturating_sub(1);
                 let ks = &mut self.kswapd[node];
-                if ks.max_order > ks.order || ks.classzone_idx < ks.classzone {
-                    ks.order = ks.max_order;
-                    ks.classzone = ks.classzone_idx;
-                }
+                ks.order = ks.max_order;
+                ks.classzone = ks.classzone_idx;
+                ks.max_order = 0;
+                ks.classzone_idx = nz;
                 self.begin_balance(node, ctx);
                 Next::Run
             }
@@ -782,9 +789,13 @@ impl Kernel {
                 end_zone = Some(i);
                 break;
             }
-            self.mm.zones[zi].congested = false;
+            if self.era == crate::spec::Era::V31 {
+                self.mm.zones[zi].congested = false;
+            }
         }
         let Some(mut end_zone) = end_zone else {
+            // Nothing to do: balance_pgdat returns with classzone 0.
+            self.kswapd[node].classzone = 0;
             return self.balance_done(node, ctx);
         };
         let lru_pages: u64 = zones[..=end_zone].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
@@ -802,10 +813,10 @@ impl Kernel {
             let end_zt = self.mm.zones[zones[end_zone]].zt;
             if !self.mm.zone_watermark_ok(zi, order, z.wmark_high + gap, end_zt, 0) {
                 self.shrink_zone(ctx, prio, zi, &mut sc);
-                let slab = self.shrink_slab(ctx, sc.nr_scanned, lru_pages, true);
-                sc.nr_reclaimed += slab;
+                let (nr_slab, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, gfp::GFP_KERNEL, lru_pages, true);
+                sc.nr_reclaimed += slab_pages;
                 self.kswapd[node].total_scanned += sc.nr_scanned;
-                if slab == 0 && !self.zone_reclaimable(zi) {
+                if nr_slab == 0 && !self.zone_reclaimable(zi) {
                     self.mm.zones[zi].all_unreclaimable = true;
                 }
             }
@@ -840,11 +851,14 @@ impl Kernel {
         }
         let present_upto: u64 = zones.iter().take(classzone + 1).map(|&zi| self.mm.zones[zi].present).sum();
         if all_ok || (order > 0 && balanced >= present_upto / 4) {
+            // balance_pgdat returns end_zone as the classzone kswapd sleeps on.
+            self.kswapd[node].classzone = end_zone;
             return self.balance_done(node, ctx);
         }
         let ks = &mut self.kswapd[node];
         let total_scanned = ks.total_scanned;
-        if ks.nr_reclaimed >= SWAP_CLUSTER_MAX || prio == 0 {
+        let restart = ks.nr_reclaimed >= SWAP_CLUSTER_MAX || prio == 0;
+        if restart {
             // out: not balanced, goto loop_again (a fresh pass from DEF_PRIORITY).
             if ks.nr_reclaimed < SWAP_CLUSTER_MAX {
                 ks.order = 0;
@@ -854,9 +868,10 @@ impl Kernel {
             ks.nr_reclaimed = 0;
             ks.may_writepage = true;
             self.mm.vm.inc(Ev::Pageoutrun);
-            return Next::Run;
+        } else {
+            ks.prio -= 1;
         }
-        ks.prio -= 1;
+        // The congestion wait comes before either way out of the pass.
         if total_scanned > 0 && prio < DEF_PRIORITY - 2 {
             if has_under_min {
                 self.mm.vm.inc(Ev::KswapdSkipCongestionWait);
