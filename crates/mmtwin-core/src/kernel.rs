@@ -47,6 +47,8 @@ pub struct KTask {
     pub pte_ready: bool,
     /// A congestion wait to report when the task runs again.
     pub wait: crate::backing_dev::PendingWait,
+    /// A page fault that slept (waiting on I/O or a page lock) is resuming.
+    pub in_fault: bool,
 }
 
 pub struct Kernel {
@@ -180,6 +182,7 @@ impl Kernel {
                 swapwrite: false,
                 pte_ready: false,
                 wait: Default::default(),
+                in_fault: false,
             });
         }
         self.kt[pid as usize].mems = mems;

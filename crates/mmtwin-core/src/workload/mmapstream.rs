@@ -60,14 +60,16 @@ impl Mmapstream {
                 let mut pg = page;
                 let end = (page + FAULTS_PER_STEP).min(total);
                 while pg < end {
-                    if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].bdp.active {
+                    if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].in_fault {
                         ctx.sys += k.cost.fault_ns;
                         k.mm.vm.inc(Ev::Pgfault);
                         k.faults += 1;
                     }
                     match k.shared_write_fault(ctx, ino, pg) {
-                        PageOp::Done => {}
+                        PageOp::Done => k.kt[pid as usize].in_fault = false,
                         PageOp::Sleep(n) => {
+                            // The fault resumes (and is counted once).
+                            k.kt[pid as usize].in_fault = true;
                             self.procs[pi].phase = Phase::Touch { ino, page: pg };
                             return n;
                         }

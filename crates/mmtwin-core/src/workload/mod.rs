@@ -95,6 +95,12 @@ impl Kernel {
     /// One step of a user task.
     pub fn workload_step(&mut self, pid: Pid, ctx: &mut Ctx) -> Next {
         self.finish_pending_wait(ctx);
+        // A balance_dirty_pages that slept continues before anything else.
+        if self.kt[pid as usize].bdp.active {
+            if let Some(n) = self.balance_dirty_pages_ratelimited(ctx) {
+                return n;
+            }
+        }
         let mut wl = std::mem::replace(&mut self.wl, Workload::None);
         let next = match &mut wl {
             Workload::Memhog(w) => w.step(self, pid, ctx),

@@ -1,0 +1,198 @@
+//! The small kernel on small machines: file workloads keep every page
+//! accounted for, writeback writes what was written, zone_reclaim and the
+//! zonelist cache variants act as 3.0/3.1 did, kswapd and the flusher do
+//! their work, bad specifications name their field.
+
+use mmtwin_core::spec::parse;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// Two nodes of 6 CPUs; node 0: DMA32 `n0_low` + NORMAL `n0` pages, node 1: NORMAL `n1` pages.
+fn machine(n0_low: u64, n0: u64, n1: u64, fs: &str) -> Value {
+    json!({
+        "name": "t2", "page_size": 4096, "cache_line": 64, "hz": 250,
+        "nodes": [
+            {"cpus": 6, "zones": [{"name": "DMA32", "present_pages": n0_low}, {"name": "NORMAL", "present_pages": n0}], "reserved_pages": 64},
+            {"cpus": 6, "zones": [{"name": "NORMAL", "present_pages": n1}], "reserved_pages": 64}
+        ],
+        "distance": [[10, 31], [31, 10]],
+        "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                 "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80},
+        "storage": {"devices": [{"name": "sda", "disks": 1, "bandwidth_mib_s": 100, "access_us": 8000,
+                                 "nr_requests": 32, "max_sectors_kib": 512, "size_mib": 100000}],
+                    "fs": {"kind": fs, "device": 0, "size_mib": 90000}}
+    })
+}
+
+fn kernel(era: &str, zlc: &str, reconsider: bool) -> Value {
+    json!({"name": format!("{era}-{zlc}-{reconsider}"), "era": era, "zlc": zlc, "zlc_reconsider": reconsider})
+}
+
+fn fsmark(threads: u32, files: u32, iterations: u32, file_bytes: u64) -> Value {
+    json!({"kind": "fsmark", "threads": threads, "cpus": [0, 1, 2, 3, 4, 5], "dirs": 1, "subdirs": 10,
+           "files_per_subdir": 1000, "files": files, "iterations": iterations, "file_bytes": file_bytes})
+}
+
+fn run(m: &Value, k: &Value, w: &Value, check: bool) -> Value {
+    let spec = json!({"machine": m, "kernel": k, "workload": w, "check": check});
+    mmtwin_core::run(&parse(&spec.to_string()).unwrap()).unwrap()
+}
+
+fn delta(r: &Value, prefix: &str) -> u64 {
+    let (v, v0) = (&r["vmstat"], &r["vmstat_start"]);
+    v.as_object().unwrap().iter().filter(|(k, _)| k.starts_with(prefix)).map(|(k, x)| x.as_u64().unwrap() - v0[k].as_u64().unwrap()).sum()
+}
+
+#[test]
+fn fs_mark_writes_back_what_it_wrote_and_accounts_every_page() {
+    let m = machine(4096, 8192, 16384, "ext4");
+    let r = run(&m, &kernel("3.0", "after-first-zone", false), &fsmark(4, 20, 3, 256 * 1024), true);
+    let data_pages: u64 = 4 * 20 * 3 * 64;
+    // Every data page is written once (plus one inode-table page per file),
+    // except those still dirty at the end.
+    let out_pages = delta(&r, "pgpgout") / 4;
+    let dirty_end = r["vmstat"]["nr_dirty"].as_u64().unwrap();
+    let files = 4 * 20 * 3;
+    assert!(out_pages + dirty_end >= data_pages, "{out_pages} written + {dirty_end} dirty < {data_pages}");
+    assert!(out_pages + dirty_end <= data_pages + files, "{out_pages} + {dirty_end} > {data_pages} + {files} inode tables");
+    let its = r["benchmark"]["fsmark"]["iterations"].as_array().unwrap();
+    assert_eq!(its.len(), 3);
+    assert!(its.iter().all(|i| i["files_per_sec"].as_f64().unwrap() > 0.0));
+    assert!(r["sim"]["full_checks"].as_u64().unwrap() > 0);
+    assert_eq!(r["times"]["user_s"].as_f64().unwrap() > 0.0, true);
+}
+
+#[test]
+fn runs_are_byte_identical() {
+    let m = machine(2048, 4096, 8192, "xfs");
+    let k = kernel("3.0", "first-eligible", true);
+    let w = json!({"kind": "largedd", "cpus": [0, 1], "tar_bytes": 8 << 20, "copies": 3, "download_mib_s": 50});
+    let a = run(&m, &k, &w, false).to_string();
+    let b = run(&m, &k, &w, false).to_string();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn zone_reclaim_keeps_page_cache_on_the_local_node() {
+    // The writers run on node 0. With zone_reclaim_mode 1 (automatic at
+    // distance 31), node 0's page cache is recycled by zone_reclaim
+    // (pgscan_direct) instead of spilling to node 1.
+    let m = machine(1024, 6144, 16384, "ext4");
+    let w = fsmark(4, 30, 2, 256 * 1024);
+    let on = run(&m, &kernel("3.0", "after-first-zone", false), &w, false);
+    let mut k_off = kernel("3.0", "after-first-zone", false);
+    k_off["zone_reclaim_mode"] = json!(0);
+    let off = run(&m, &k_off, &w, false);
+    assert_eq!(on["zone_reclaim_mode"], 1);
+    assert!(delta(&on, "pgscan_direct") > 0, "zone_reclaim scanned nothing");
+    assert_eq!(delta(&off, "pgscan_direct"), 0);
+    let miss = |r: &Value| r["vmstat"]["numa_miss"].as_u64().unwrap();
+    assert!(miss(&on) < miss(&off), "numa_miss {} with zone_reclaim, {} without", miss(&on), miss(&off));
+}
+
+#[test]
+fn zlcfirst_scans_less_than_vanilla_and_reconsider_acts_only_after_direct_reclaim() {
+    // Seed 000's shape: node 0's NORMAL zone (the writers' first zone) is
+    // smaller than the dirty limit, so zone_reclaim there fails at times.
+    let m = machine(4096, 2048, 16384, "ext4");
+    let w = fsmark(6, 40, 3, 256 * 1024);
+    let van = run(&m, &kernel("3.0", "after-first-zone", false), &w, false);
+    let first = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
+    let recon = run(&m, &kernel("3.0", "first-eligible", true), &w, false);
+    let calls = |r: &Value| r["sim"]["zone_reclaim_calls"].as_u64().unwrap();
+    assert!(first["sim"]["zlc_skips"].as_u64().unwrap() > 0, "zlcfirst never skipped a zone");
+    assert!(delta(&first, "pgscan_direct") < delta(&van, "pgscan_direct"), "zlcfirst did not scan less");
+    let _ = calls;
+    if delta(&recon, "allocstall") == 0 {
+        assert_eq!(recon["vmstat"], first["vmstat"], "zlcreconsider differs without any direct reclaim");
+    }
+}
+
+#[test]
+fn kswapd_wakes_below_the_low_mark_and_goes_back_to_sleep() {
+    // No zone_reclaim (mode 0): the page cache fills every zone, the slow
+    // path wakes kswapd, kswapd reclaims clean file pages and sleeps again.
+    let m = machine(1024, 4096, 4096, "ext4");
+    let mut k = kernel("3.0", "after-first-zone", false);
+    k["zone_reclaim_mode"] = json!(0);
+    let w = json!({"kind": "largedd", "cpus": [0], "tar_bytes": 16 << 20, "copies": 4, "download_mib_s": 200});
+    let r = run(&m, &k, &w, true);
+    assert!(r["sim"]["kswapd_wakeups"].as_u64().unwrap() > 0);
+    assert!(delta(&r, "pgscan_kswapd") > 0);
+    assert!(delta(&r, "kswapd_steal") > 0);
+    assert!(r["vmstat"]["pageoutrun"].as_u64().unwrap() > 0);
+    let ks: Vec<&Value> = r["tasks"].as_array().unwrap().iter().filter(|t| t["kind"] == "kswapd").collect();
+    assert!(ks.iter().any(|t| t["sys_s"].as_f64().unwrap() > 0.0), "kswapd used no CPU");
+    let phases = r["benchmark"]["largedd"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3);
+}
+
+#[test]
+fn dirty_pages_stay_near_the_dirty_limit() {
+    let m = machine(1024, 4096, 8192, "ext4");
+    let k = kernel("3.0", "after-first-zone", false);
+    let w = json!({"kind": "mmapstream", "cpus": [0], "bytes": 96u64 << 20});
+    let r = run(&m, &k, &w, true);
+    let thresh = r["vmstat"]["nr_dirty_threshold"].as_u64().unwrap() as i64;
+    let dirty = r["timeline"]["nr_dirty"].as_array().unwrap();
+    let max = dirty.iter().map(|d| d.as_i64().unwrap()).max().unwrap();
+    // balance_dirty_pages lets a dirtier run at most a ratelimit past the limit.
+    assert!(max > 0 && max <= thresh + 1024, "dirty peaked at {max}, limit {thresh}");
+    assert_eq!(delta(&r, "pgfault"), 96 * 256);
+    // The file is removed at exit: no page cache left.
+    assert_eq!(r["vmstat"]["nr_file_pages"], 0);
+}
+
+#[test]
+fn bad_specs_name_the_field() {
+    let m = machine(1024, 4096, 4096, "ext4");
+    let k = kernel("3.0", "none", false);
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"machine": m, "kernel": {"name": "k", "era": "3.0", "zlc": "none", "dirty_ratio": 140}, "workload": fsmark(1, 1, 1, 4096)}), "kernel.dirty_ratio"),
+        (json!({"machine": m, "kernel": k, "workload": fsmark(1, 0, 1, 4096)}), "workload.files"),
+        (json!({"machine": m, "kernel": k, "workload": fsmark(1, 1, 1, 1 << 40)}), "workload.file_bytes"),
+        (json!({"machine": m, "kernel": k, "workload": {"kind": "mmapstream", "bytes": 1u64 << 50}}), "workload.bytes"),
+    ];
+    for (spec, field) in cases {
+        let e = parse(&spec.to_string()).err().unwrap_or_else(|| panic!("{field}: accepted"));
+        assert!(e.to_string().starts_with(field), "{e} does not name {field}");
+    }
+    let mut m0 = machine(1024, 4096, 4096, "ext4");
+    m0["storage"]["devices"][0]["disks"] = json!(0);
+    let e = parse(&json!({"machine": m0, "kernel": k, "workload": fsmark(1, 1, 1, 4096)}).to_string()).unwrap_err();
+    assert!(e.to_string().contains("disks"), "{e}");
+    let mut m1 = machine(1024, 4096, 4096, "ext4");
+    m1["storage"]["fs"]["size_mib"] = json!(200000);
+    let e = parse(&json!({"machine": m1, "kernel": k, "workload": fsmark(1, 1, 1, 4096)}).to_string()).unwrap_err();
+    assert!(e.to_string().starts_with("machine.storage.fs.size_mib"), "{e}");
+    let mut m2 = machine(1024, 4096, 4096, "ext4");
+    m2.as_object_mut().unwrap().remove("storage");
+    let e = parse(&json!({"machine": m2, "kernel": k, "workload": fsmark(1, 1, 1, 4096)}).to_string()).unwrap_err();
+    assert!(e.to_string().starts_with("machine.storage"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Random small file workloads on random kernels: the full invariant
+    /// checks (every page in one place, list lengths, dirty/writeback/file/
+    /// mapped counts against page flags) hold at every sample and at the end.
+    #[test]
+    fn random_file_workloads_keep_every_page(
+        kind in 0usize..3, fs in prop::sample::select(vec!["ext4", "xfs"]),
+        zlc in prop::sample::select(vec![("after-first-zone", false), ("first-eligible", false), ("first-eligible", true), ("none", false)]),
+        zrm in 0u32..2, dirty_ratio in 5u64..60, threads in 1u32..5, size in 1u64..6)
+    {
+        let m = machine(512, 2048, 2048, fs);
+        let mut k = kernel("3.0", zlc.0, zlc.1);
+        k["zone_reclaim_mode"] = json!(zrm);
+        k["dirty_ratio"] = json!(dirty_ratio);
+        let w = match kind {
+            0 => fsmark(threads, 4 + 4 * size as u32, 2, 64 * 1024 * size),
+            1 => json!({"kind": "largedd", "cpus": [0, 1], "tar_bytes": size << 21, "copies": 2 + threads, "download_mib_s": 100}),
+            _ => json!({"kind": "mmapstream", "cpus": [0, 1, 2], "bytes": size << 22, "threads": threads}),
+        };
+        let spec = json!({"machine": m, "kernel": k, "workload": w, "check": true, "sample_ms": 20});
+        let r = mmtwin_core::run(&parse(&spec.to_string()).unwrap());
+        prop_assert!(r.is_ok(), "{:?}", r.err());
+    }
+}
