@@ -390,15 +390,21 @@ def test_reproduce_zlcfirst_real_engine_at_small_scale() -> None:
 
 @requires_engine
 def test_bench_quick_json_shape() -> None:
-    proc = run_cli("bench", "--quick", "--json", "--scenario", "memhog-90g-altix28", env=cli_env())
+    proc = run_cli(
+        "bench", "--quick", "--json", "--scenario", "memhog-90g-altix28", "--scenario", "fsmark-seed000-vanilla", env=cli_env()
+    )
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert [r["scenario"] for r in rows] == ["memhog-90g-altix28"]
-    row = rows[0]
-    assert set(row) == {"scenario", "events", "wall_s", "events_per_s", "peak_rss_bytes"}
-    assert isinstance(row["events"], int) and row["events"] > 0
-    assert row["wall_s"] > 0 and row["events_per_s"] == pytest.approx(row["events"] / row["wall_s"])
-    assert 10 * 2**20 < row["peak_rss_bytes"] < 8 * 2**30
+    assert [r["scenario"] for r in rows] == ["memhog-90g-altix28", "fsmark-seed000-vanilla"]
+    for row in rows:
+        assert set(row) == {"scenario", "page_ops", "faults", "wall_s", "page_ops_per_s", "faults_per_s", "peak_rss_bytes"}
+        assert isinstance(row["page_ops"], int) and row["page_ops"] > 0
+        assert row["wall_s"] > 0 and row["page_ops_per_s"] == pytest.approx(row["page_ops"] / row["wall_s"])
+        assert 10 * 2**20 < row["peak_rss_bytes"] < 8 * 2**30
+    hog, fsmark = rows
+    # The memory hog faults once per page; fs_mark writes through write(), no faults.
+    assert hog["faults"] > 0 and hog["faults_per_s"] == pytest.approx(hog["faults"] / hog["wall_s"])
+    assert fsmark["faults"] == 0
 
 
 def test_bench_unknown_scenario() -> None:

@@ -27,9 +27,11 @@ class Scenario:
     description: str
     machine: str
     kernel: str
-    size_gb: int
-    threads: int
     quick_scale: float  # --quick runs the scenario at this scale
+    size_gb: int = 0  # memory hog scenarios
+    threads: int = 0
+    experiment: str | None = None  # or one run of an experiment file
+    run: str | None = None
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -40,28 +42,55 @@ SCENARIOS: dict[str, Scenario] = {
             "90 GB memory hog, 19 threads, 28-node Altix, 2.6.18-mm3 (seed 003's heaviest scan)",
             "sgi-altix-28node",
             "2.6.18-mm3",
-            90,
-            19,
             0.02,
+            size_gb=90,
+            threads=19,
         ),
         Scenario(
             "memhog-90g-altix28-zlc",
             "the same with the zonelist cache (2.6.18-mm3-zonelist-cache)",
             "sgi-altix-28node",
             "2.6.18-mm3-zonelist-cache",
-            90,
-            19,
             0.02,
+            size_gb=90,
+            threads=19,
+        ),
+        Scenario(
+            "fsmark-seed000-vanilla",
+            "seed 000's fs_mark (24 threads, 35 x 208 x 512 KiB files each) on the 2-node box, 3.0-rc6-vanilla: zone_reclaim, kswapd, flusher, slab shrinkers",
+            "x86-64-2node-24cpu",
+            "3.0-rc6-vanilla",
+            0.03,
+            experiment="zlcfirst",
+            run="fsmark",
+        ),
+        Scenario(
+            "largedd-seed000-zlcfirst",
+            "seed 000's LARGE DD (20 copies of the tarfile) on the 2-node box, 3.0-rc6-zlcfirst: reads, buffered writes, reclaim",
+            "x86-64-2node-24cpu",
+            "3.0-rc6-zlcfirst",
+            0.03,
+            experiment="zlcfirst",
+            run="largedd",
         ),
     )
 }
 
 
 def scenario_spec(s: Scenario, quick: bool) -> dict[str, Any]:
+    scale = s.quick_scale if quick else 1
+    if s.experiment is not None:
+        from mmtwin import experiment
+
+        loaded = experiment.load(s.experiment)
+        for planned in experiment.plan(loaded, scale=scale):
+            if planned.kernel == s.kernel and planned.run == s.run:
+                return planned.spec
+        raise MmtwinError(f"bench scenario {s.name}: experiment {s.experiment} has no run {s.run!r} for {s.kernel}")
     machine = load_machine(s.machine)
     kernel = load_kernel(s.kernel)
     params = WorkloadParams(size_gb=s.size_gb, threads=s.threads)
-    return resolve_spec(machine, kernel, params, seed=1, scale=s.quick_scale if quick else 1)
+    return resolve_spec(machine, kernel, params, seed=1, scale=scale)
 
 
 def run_scenario(s: Scenario, quick: bool) -> dict[str, Any]:
@@ -80,21 +109,30 @@ def run_scenario(s: Scenario, quick: bool) -> dict[str, Any]:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1].removeprefix("mmtwin: error: ")
         raise MmtwinError(f"bench scenario {s.name} failed: {last}")
     out = json.loads(proc.stdout)
+    wall = out["wall_s"]
     return {
         "scenario": s.name,
-        "events": out["events"],
-        "wall_s": out["wall_s"],
-        "events_per_s": out["events"] / out["wall_s"] if out["wall_s"] > 0 else 0.0,
+        "page_ops": out["page_ops"],
+        "faults": out["faults"],
+        "wall_s": wall,
+        "page_ops_per_s": out["page_ops"] / wall if wall > 0 else 0.0,
+        "faults_per_s": out["faults"] / wall if wall > 0 else 0.0,
         "peak_rss_bytes": out["peak_rss_bytes"],
     }
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
+    """One row per scenario. A page operation is a page-level state change
+    (allocate, free, LRU add/move/isolate/putback, a reclaim decision,
+    dirtying, writeback start or end); one core runs each scenario."""
     w = max([len("scenario"), *(len(r["scenario"]) for r in rows)])
-    lines = [f"{'scenario':<{w}} {'events':>14} {'wall_s':>10} {'events_per_s':>14} {'peak_rss_bytes':>16}"]
+    lines = [
+        f"{'scenario':<{w}} {'page_ops':>14} {'faults':>11} {'wall_s':>9} {'page_ops/s':>12} {'faults/s':>10} {'peak_rss_bytes':>15}"
+    ]
     for r in rows:
         lines.append(
-            f"{r['scenario']:<{w}} {r['events']:>14} {r['wall_s']:>10.3f} {r['events_per_s']:>14.4g} {r['peak_rss_bytes']:>16}"
+            f"{r['scenario']:<{w}} {r['page_ops']:>14} {r['faults']:>11} {r['wall_s']:>9.3f} "
+            f"{r['page_ops_per_s']:>12.4g} {r['faults_per_s']:>10.4g} {r['peak_rss_bytes']:>15}"
         )
     return "\n".join(lines) + "\n"
 
@@ -112,7 +150,17 @@ def _child() -> int:
         return 2
     wall = time.perf_counter() - started
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-    print(json.dumps({"events": int(result.get("events", 0)), "wall_s": wall, "peak_rss_bytes": rss}))
+    sim = result.get("sim", {})
+    print(
+        json.dumps(
+            {
+                "page_ops": int(sim.get("page_ops", result.get("events", 0))),
+                "faults": int(sim.get("faults", 0)),
+                "wall_s": wall,
+                "peak_rss_bytes": rss,
+            }
+        )
+    )
     return 0
 
 

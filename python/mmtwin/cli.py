@@ -579,12 +579,16 @@ def bench(
     list_only: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
     quick: bool = typer.Option(False, "--quick", help="Run each scenario scaled down (for tests and smoke checks)."),
     json_out: bool = typer.Option(
-        False, "--json", help="Print a JSON list of {scenario, events, wall_s, events_per_s, peak_rss_bytes}."
+        False,
+        "--json",
+        help="Print a JSON list of {scenario, page_ops, faults, wall_s, page_ops_per_s, faults_per_s, peak_rss_bytes}.",
     ),
 ) -> None:
-    """Measure engine throughput (page events per second) and peak memory on standard scenarios.
+    """Measure engine throughput on one core (page operations and faults per second) and peak memory.
 
-    Each scenario runs in a fresh subprocess, so peak_rss_bytes is its own.
+    A page operation is a page-level state change: allocate, free, LRU
+    add/move/isolate/putback, a reclaim decision, dirtying, writeback start
+    or end. Each scenario runs in a fresh subprocess, so peak_rss_bytes is its own.
     """
     from mmtwin import bench as b
 
