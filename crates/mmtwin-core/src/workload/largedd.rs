@@ -53,7 +53,6 @@ impl Largedd {
     pub fn step(&mut self, k: &mut Kernel, _pid: Pid, ctx: &mut Ctx) -> Next {
         let ps = k.page_size;
         let tar_pages = self.w.tar_bytes.div_ceil(ps);
-        let dd_pages = (self.w.dd_bytes / ps).max(1);
         match self.phase {
             Phase::Start => {
                 self.marks.push(ctx.now);
@@ -123,18 +122,37 @@ impl Largedd {
                     self.phase = Phase::DdOpen { copy: copy + 1 };
                     return Next::Run;
                 }
-                if page % dd_pages == 0 && !wrote {
-                    ctx.sys += 2 * k.cost.syscall_ns;
-                }
+                // dd copies in dd_bytes blocks: a read() and a write() each;
+                // below a page, each page takes several of each, and every
+                // one of them marks the page accessed.
+                let per_page = (ps / self.w.dd_bytes.min(ps)).max(1);
+                let chunk = self.w.dd_bytes.min(ps);
+                let pages_per_block = (self.w.dd_bytes / ps).max(1);
                 let mut pg = page;
-                let end = (page - page % dd_pages + dd_pages).min(tar_pages);
+                let end = (page - page % pages_per_block + pages_per_block).min(tar_pages);
                 let mut wrote_cur = wrote;
                 while pg < end {
-                    if !wrote_cur {
-                        match k.read_page(ctx, self.src, pg, ps) {
+                    if pg % pages_per_block == 0 && !wrote_cur {
+                        ctx.sys += 2 * per_page * k.cost.syscall_ns;
+                    }
+                    for _ in 0..per_page {
+                        if !wrote_cur {
+                            match k.read_page(ctx, self.src, pg, chunk) {
+                                PageOp::Done => {}
+                                PageOp::Sleep(n) => {
+                                    self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
+                                    return n;
+                                }
+                                PageOp::Oom => {
+                                    self.oom = true;
+                                    return Next::Exit;
+                                }
+                            }
+                        }
+                        match k.write_page(ctx, ino, pg, chunk) {
                             PageOp::Done => {}
                             PageOp::Sleep(n) => {
-                                self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
+                                self.phase = Phase::Dd { copy, ino, page: pg, wrote: true };
                                 return n;
                             }
                             PageOp::Oom => {
@@ -142,19 +160,8 @@ impl Largedd {
                                 return Next::Exit;
                             }
                         }
+                        wrote_cur = false;
                     }
-                    match k.write_page(ctx, ino, pg, ps) {
-                        PageOp::Done => {}
-                        PageOp::Sleep(n) => {
-                            self.phase = Phase::Dd { copy, ino, page: pg, wrote: true };
-                            return n;
-                        }
-                        PageOp::Oom => {
-                            self.oom = true;
-                            return Next::Exit;
-                        }
-                    }
-                    wrote_cur = false;
                     pg += 1;
                     if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
                         self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
