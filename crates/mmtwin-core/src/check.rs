@@ -257,6 +257,7 @@ impl Kernel {
                 }
             }
         }
+        self.check_radix_tags()?;
         let inode_dirty: u64 = self.fs.inodes.iter().map(|i| i.nrdirty).sum();
         let zone_dirty: i64 = self.mm.zones.iter().map(|z| z.vm_stat[Zs::NrFileDirty as usize]).sum();
         if inode_dirty as i64 != zone_dirty {

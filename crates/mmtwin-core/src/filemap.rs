@@ -17,6 +17,9 @@ const CHUNK: usize = 64;
 pub struct PageCache {
     chunks: Vec<[u32; CHUNK]>,
     used: Vec<u8>,
+    /// Dirty pages per chunk: the radix tree's PAGECACHE_TAG_DIRTY, so
+    /// writeback finds dirty pages without walking clean ones.
+    dirty: Vec<u8>,
     free: Vec<u32>,
 }
 
@@ -28,10 +31,10 @@ impl Default for PageCache {
 
 impl PageCache {
     pub fn new() -> PageCache {
-        PageCache { chunks: Vec::new(), used: Vec::new(), free: Vec::new() }
+        PageCache { chunks: Vec::new(), used: Vec::new(), dirty: Vec::new(), free: Vec::new() }
     }
     pub fn state_bytes(&self) -> u64 {
-        (self.chunks.len() * (CHUNK * 4 + 1) + self.free.len() * 4) as u64
+        (self.chunks.len() * (CHUNK * 4 + 2) + self.free.len() * 4) as u64
     }
 }
 
@@ -57,6 +60,53 @@ impl Kernel {
         (p != NIL).then_some(p)
     }
 
+    /// Full check: every chunk's dirty tag count equals its pages' dirty flags.
+    pub fn check_radix_tags(&self) -> Result<(), String> {
+        for (ino, i) in self.fs.inodes.iter().enumerate() {
+            for (c, &id) in i.radix.iter().enumerate() {
+                if id == NIL {
+                    continue;
+                }
+                let id = id as usize;
+                let pages = self.pc.chunks[id].iter().filter(|&&p| p != NIL);
+                let dirty = pages.clone().filter(|&&p| self.mm.pages.test(p, PG_DIRTY)).count();
+                let used = pages.count();
+                if dirty != self.pc.dirty[id] as usize || used != self.pc.used[id] as usize {
+                    return Err(format!(
+                        "inode {ino} radix chunk {c}: {used} pages ({dirty} dirty), the chunk counts {} ({} tagged dirty)",
+                        self.pc.used[id], self.pc.dirty[id]
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Does the radix chunk holding `index` carry the dirty tag?
+    #[inline]
+    pub fn radix_chunk_dirty(&self, ino: u32, index: u64) -> bool {
+        let c = (index as usize) / CHUNK;
+        self.fs.inodes[ino as usize].radix.get(c).is_some_and(|&id| id != NIL && self.pc.dirty[id as usize] > 0)
+    }
+
+    /// Tag (+1) or untag (-1) one dirty page in its radix chunk.
+    #[inline]
+    pub fn radix_tag_dirty(&mut self, ino: u32, index: u64, up: bool) {
+        let c = (index as usize) / CHUNK;
+        let id = self.fs.inodes[ino as usize].radix[c] as usize;
+        if up {
+            self.pc.dirty[id] += 1;
+        } else {
+            self.pc.dirty[id] -= 1;
+        }
+    }
+
+    /// The first index of the next radix chunk after the one holding `index`.
+    #[inline]
+    pub fn next_radix_chunk(&self, index: u64) -> u64 {
+        (index / CHUNK as u64 + 1) * CHUNK as u64
+    }
+
     fn radix_insert(&mut self, ino: u32, index: u64, p: u32) {
         let c = (index as usize) / CHUNK;
         let radix = &mut self.fs.inodes[ino as usize].radix;
@@ -69,6 +119,7 @@ impl Kernel {
                 None => {
                     self.pc.chunks.push([NIL; CHUNK]);
                     self.pc.used.push(0);
+                    self.pc.dirty.push(0);
                     (self.pc.chunks.len() - 1) as u32
                 }
             };
@@ -111,15 +162,15 @@ impl Kernel {
         ctx.sys += self.cost.page_cache_ns;
         let ino = self.mm.pages.owner[p as usize];
         let index = self.mm.pages.index[p as usize] as u64;
+        if self.mm.pages.test(p, PG_DIRTY) {
+            // cancel_dirty_page
+            self.clear_page_dirty_for_io(p);
+        }
         self.radix_delete(ino, index);
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrFilePages, -1);
         if self.mm.pages.test(p, PG_MAPPED) {
             self.page_remove_rmap(ctx, p);
-        }
-        if self.mm.pages.test(p, PG_DIRTY) {
-            // cancel_dirty_page
-            self.clear_page_dirty_for_io(p);
         }
         self.fs.inodes[ino as usize].nrpages -= 1;
         self.mm.pages.clear(p, PG_FILE);

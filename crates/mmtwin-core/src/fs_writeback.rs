@@ -161,12 +161,25 @@ impl Kernel {
             self.fs.inodes[ino as usize].itable_written = true;
         }
         let mut blocked = false;
+        // Dirty pages under writeback (redirtied while in flight) are
+        // passed over this time; the cursor must come back to them.
+        let mut first_skipped = u64::MAX;
         while idx < size && written < nr && self.fs.inodes[ino as usize].nrdirty > 0 {
+            if !self.radix_chunk_dirty(ino, idx) {
+                // No page of this chunk carries the dirty tag.
+                idx = self.next_radix_chunk(idx);
+                continue;
+            }
             let Some(p) = self.find_get_page(ino, idx) else {
                 idx += 1;
                 continue;
             };
-            if !self.mm.pages.test(p, PG_DIRTY) || self.mm.pages.test(p, PG_WRITEBACK) {
+            if !self.mm.pages.test(p, PG_DIRTY) {
+                idx += 1;
+                continue;
+            }
+            if self.mm.pages.test(p, PG_WRITEBACK) {
+                first_skipped = first_skipped.min(idx);
                 idx += 1;
                 continue;
             }
@@ -201,9 +214,17 @@ impl Kernel {
         }
         let i = &mut self.fs.inodes[ino as usize];
         if !blocked {
-            i.dirty_lo = if i.nrdirty > 0 { idx } else { u64::MAX };
-            if idx >= size && i.nrdirty > 0 {
-                i.dirty_lo = 0;
+            // dirty_lo stays a lower bound of the dirty indices: set_page_dirty
+            // lowers it for every page dirtied behind the cursor.
+            i.dirty_lo = if i.nrdirty == 0 {
+                u64::MAX
+            } else if idx >= size {
+                first_skipped
+            } else {
+                idx.min(first_skipped)
+            };
+            if i.nrdirty > 0 && i.dirty_lo == u64::MAX {
+                i.dirty_lo = 0; // cannot happen while the bound holds; never lose pages
             }
         } else {
             // Resume at the first page not submitted.
@@ -267,6 +288,7 @@ impl Kernel {
         self.zs_add(zi, Zs::NrFileDirty, 1);
         let ino = self.mm.pages.owner[p as usize];
         let idx = self.mm.pages.index[p as usize] as u64;
+        self.radix_tag_dirty(ino, idx, true);
         let i = &mut self.fs.inodes[ino as usize];
         i.nrdirty += 1;
         i.dirty_lo = i.dirty_lo.min(idx);

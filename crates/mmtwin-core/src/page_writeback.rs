@@ -108,6 +108,7 @@ impl Kernel {
         self.zs_add(zi, Zs::NrDirtied, 1);
         let ino = self.mm.pages.owner[p as usize];
         let idx = self.mm.pages.index[p as usize] as u64;
+        self.radix_tag_dirty(ino, idx, true);
         let now = ctx.clock();
         if let Some(b) = self.bdi.first_mut() {
             b.nr_dirty += 1;
@@ -139,6 +140,8 @@ impl Kernel {
         let ino = self.mm.pages.owner[p as usize];
         if ino != NIL {
             self.fs.inodes[ino as usize].nrdirty -= 1;
+            let idx = self.mm.pages.index[p as usize] as u64;
+            self.radix_tag_dirty(ino, idx, false);
         }
         if let Some(b) = self.bdi.first_mut() {
             b.nr_dirty -= 1;
