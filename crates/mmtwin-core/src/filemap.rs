@@ -71,6 +71,10 @@ impl Kernel {
                 let pages = self.pc.chunks[id].iter().filter(|&&p| p != NIL);
                 let dirty = pages.clone().filter(|&&p| self.mm.pages.test(p, PG_DIRTY)).count();
                 let used = pages.count();
+                let bit = i.dirty_chunks.get(c / 64).is_some_and(|w| w & (1 << (c % 64)) != 0);
+                if bit != (dirty > 0) {
+                    return Err(format!("inode {ino} radix chunk {c}: {dirty} dirty pages but the chunk bit is {bit}"));
+                }
                 if dirty != self.pc.dirty[id] as usize || used != self.pc.used[id] as usize {
                     return Err(format!(
                         "inode {ino} radix chunk {c}: {used} pages ({dirty} dirty), the chunk counts {} ({} tagged dirty)",
@@ -94,10 +98,43 @@ impl Kernel {
     pub fn radix_tag_dirty(&mut self, ino: u32, index: u64, up: bool) {
         let c = (index as usize) / CHUNK;
         let id = self.fs.inodes[ino as usize].radix[c] as usize;
+        let bits = &mut self.fs.inodes[ino as usize].dirty_chunks;
         if up {
             self.pc.dirty[id] += 1;
+            if self.pc.dirty[id] == 1 {
+                if bits.len() <= c / 64 {
+                    bits.resize(c / 64 + 1, 0);
+                }
+                bits[c / 64] |= 1 << (c % 64);
+            }
         } else {
             self.pc.dirty[id] -= 1;
+            if self.pc.dirty[id] == 0 {
+                bits[c / 64] &= !(1 << (c % 64));
+            }
+        }
+    }
+
+    /// The first index of the first radix chunk at or after the one holding
+    /// `index` that carries the dirty tag (u64::MAX if none).
+    pub fn next_dirty_chunk(&self, ino: u32, index: u64) -> u64 {
+        let bits = &self.fs.inodes[ino as usize].dirty_chunks;
+        let c = (index as usize) / CHUNK;
+        let mut w = c / 64;
+        if w >= bits.len() {
+            return u64::MAX;
+        }
+        let mut word = bits[w] & (u64::MAX << (c % 64));
+        loop {
+            if word != 0 {
+                let chunk = w * 64 + word.trailing_zeros() as usize;
+                return (chunk * CHUNK) as u64;
+            }
+            w += 1;
+            if w >= bits.len() {
+                return u64::MAX;
+            }
+            word = bits[w];
         }
     }
 

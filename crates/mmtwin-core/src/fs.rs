@@ -19,6 +19,8 @@ pub struct Inode {
     pub size: u64,
     /// Radix tree root: chunk ids of the page cache (filemap.rs).
     pub radix: Vec<u32>,
+    /// One bit per radix chunk holding dirty pages (the dirty tag's upper level).
+    pub dirty_chunks: Vec<u64>,
     pub nrpages: u64,
     pub nrdirty: u64,
     pub nrwriteback: u64,
@@ -173,7 +175,7 @@ impl Fs {
     }
 
     pub fn state_bytes(&self) -> u64 {
-        let per: u64 = self.inodes.iter().map(|i| (i.radix.capacity() * 4 + i.extents.capacity() * 24) as u64).sum();
+        let per: u64 = self.inodes.iter().map(|i| (i.radix.capacity() * 4 + i.dirty_chunks.capacity() * 8 + i.extents.capacity() * 24) as u64).sum();
         (self.inodes.len() * std::mem::size_of::<Inode>()) as u64 + per + (self.dentry_lru.len() + self.inode_lru.len()) as u64 * 8
     }
 }

@@ -166,8 +166,9 @@ impl Kernel {
         let mut first_skipped = u64::MAX;
         while idx < size && written < nr && self.fs.inodes[ino as usize].nrdirty > 0 {
             if !self.radix_chunk_dirty(ino, idx) {
-                // No page of this chunk carries the dirty tag.
-                idx = self.next_radix_chunk(idx);
+                // No page of this chunk carries the dirty tag: jump to the next that does.
+                let next = self.next_dirty_chunk(ino, self.next_radix_chunk(idx));
+                idx = next.min(size);
                 continue;
             }
             let Some(p) = self.find_get_page(ino, idx) else {
