@@ -329,64 +329,56 @@ impl Kernel {
         }
     }
 
-    /// Take every page of an inode out of the page cache and free it
-    /// (truncate_inode_pages). Pages under writeback are waited for.
-    pub fn truncate_inode_pages(&mut self, ctx: &mut Ctx, ino: u32) -> PageOp {
-        let radix = self.fs.inodes[ino as usize].radix.clone();
-        for (c, &id) in radix.iter().enumerate() {
-            if id == NIL {
-                continue;
+    /// The pages an inode has in the page cache, in index order.
+    fn inode_pages(&self, ino: u32) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.fs.inodes[ino as usize].nrpages as usize);
+        for &id in &self.fs.inodes[ino as usize].radix {
+            if id != NIL {
+                out.extend(self.pc.chunks[id as usize].iter().copied().filter(|&p| p != NIL));
             }
-            for s in 0..CHUNK {
-                let p = self.pc.chunks[id as usize][s];
-                if p == NIL {
-                    continue;
-                }
-                if self.mm.pages.test(p, PG_WRITEBACK) || self.mm.pages.test(p, PG_LOCKED) {
-                    let zi = self.mm.zone_of(p);
-                    return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
-                }
-                if self.mm.pages.test(p, PG_ISOLATED) {
-                    // A reclaimer holds it; wait a moment.
-                    return PageOp::Sleep(Next::sleep_for(ctx.clock(), 1_000_000));
-                }
-                let _ = c;
-                self.free_file_page(ctx, p);
+        }
+        out
+    }
+
+    /// Take every page of an inode out of the page cache and free it
+    /// (truncate_inode_pages). Pages under writeback or locked are waited
+    /// for; a page a reclaimer has isolated is retried a moment later.
+    pub fn truncate_inode_pages(&mut self, ctx: &mut Ctx, ino: u32) -> PageOp {
+        for p in self.inode_pages(ino) {
+            if self.mm.pages.test(p, PG_WRITEBACK) || self.mm.pages.test(p, PG_LOCKED) {
+                let zi = self.mm.zone_of(p);
+                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+            }
+            if !self.free_file_page(ctx, p) {
+                return PageOp::Sleep(Next::sleep_for(ctx.clock(), 1_000_000));
             }
         }
         PageOp::Done
     }
 
-    /// Remove a page-cache page from its LRU list and the cache, and free it.
-    fn free_file_page(&mut self, ctx: &mut Ctx, p: u32) {
-        if !self.del_page_from_lru(ctx, p) {
-            return;
+    /// Remove a page-cache page from its LRU list and the cache, and free
+    /// it; false (nothing done) if a reclaimer has it isolated.
+    fn free_file_page(&mut self, ctx: &mut Ctx, p: u32) -> bool {
+        if self.mm.pages.test(p, PG_ISOLATED) || !self.del_page_from_lru(ctx, p) {
+            return false;
         }
         self.delete_from_page_cache(ctx, p);
         self.mm.census.held -= 1;
         self.mm.pages.flags[p as usize] = 0;
         self.mm.free_pages(ctx, p, 0);
+        true
     }
 
     /// invalidate_mapping_pages: free every clean, unlocked, unmapped page
     /// of an inode that is not under writeback. Returns pages freed.
     pub fn invalidate_mapping_pages(&mut self, ctx: &mut Ctx, ino: u32) -> u64 {
         let mut freed = 0;
-        let radix = self.fs.inodes[ino as usize].radix.clone();
-        for &id in radix.iter() {
-            if id == NIL {
+        for p in self.inode_pages(ino) {
+            let f = self.mm.pages.flags[p as usize];
+            if f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_MAPPED | PG_ISOLATED | PG_PAGEVEC) != 0 || f & PG_LRU == 0 {
                 continue;
             }
-            for s in 0..CHUNK {
-                let p = self.pc.chunks[id as usize][s];
-                if p == NIL {
-                    continue;
-                }
-                let f = self.mm.pages.flags[p as usize];
-                if f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_MAPPED | PG_ISOLATED | PG_PAGEVEC) != 0 || f & PG_LRU == 0 {
-                    continue;
-                }
-                self.free_file_page(ctx, p);
+            if self.free_file_page(ctx, p) {
                 freed += 1;
             }
         }
