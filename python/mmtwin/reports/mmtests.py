@@ -81,13 +81,13 @@ def stat_max(xs: Sequence[float]) -> float:
 
 
 def stat_amean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
+    return math.fsum(xs) / len(xs)  # correctly rounded: the same in every Python version
 
 
 def stat_stddev(xs: Sequence[float]) -> float:
     """Population standard deviation, as MMTests computed it before June 2017."""
     mean = stat_amean(xs)
-    return math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
+    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / len(xs))
 
 
 def stat_coeffvar(xs: Sequence[float]) -> float:

@@ -27,6 +27,8 @@ the seed's own header rows were edited by hand (tabs, a truncated name).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
@@ -197,8 +199,10 @@ def fsmark_stats(iterations: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     overhead = [float(int(it["overhead_us"])) for it in iterations]
     out: dict[str, float] = {}
     for metric, xs in (("Files/s", files), ("Overhead", overhead)):
-        mean = sum(xs) / len(xs)
-        stddev = (sum((x - mean) ** 2 for x in xs) / len(xs)) ** 0.5
+        # math.fsum is correctly rounded, so the text is the same in every
+        # Python version (3.12 changed how sum() adds floats).
+        mean = math.fsum(xs) / len(xs)
+        stddev = (math.fsum((x - mean) ** 2 for x in xs) / len(xs)) ** 0.5
         for stat, value in zip(STATS, (min(xs), mean, stddev, max(xs))):
             out[f"{metric} {stat}"] = perl_value(value)
     return out
