@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, fixture_env, requires_engine, run_cli
+from conftest import DATA, cli_env, fixture_env, requires_engine, run_cli
 
 from mmtwin import cli
 
@@ -191,7 +191,7 @@ def test_reproduce_zlcfirst_exits_1_when_a_claim_fails(
 def test_reproduce_zlcfirst_rejects_an_experiment_of_the_wrong_shape(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, fake_engine: None
 ) -> None:
-    text = (Path(__file__).resolve().parents[1] / "experiments" / "zlcfirst.toml").read_text()
+    text = (DATA / "experiments" / "zlcfirst.toml").read_text()
     bad = tmp_path / "two.toml"
     bad.write_text(text.replace('name = "zlcfirst"', 'name = "two"').replace(', "3.0-rc6-zlcreconsider"]', "]"))
     code, _, err = call(capsys, "reproduce", "zlcfirst", "--experiment", str(bad), "-j", "1")

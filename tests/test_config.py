@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, cli_env, fixture_env, run_cli
+from conftest import DATA, FIXTURES, cli_env, fixture_env, run_cli
 
 from mmtwin import config
 from mmtwin.errors import MmtwinError
@@ -51,7 +51,7 @@ def kernel_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> 
 
 def test_repository_presets_all_validate() -> None:
     names = config.machine_names()
-    assert names, "presets/machines is empty"
+    assert names, "python/mmtwin/data/presets/machines is empty"
     for name in names:
         m = config.load_machine(name)
         assert m.name == name
@@ -249,7 +249,7 @@ def test_experiment_unknown_machine_names_file(tmp_path: Path, monkeypatch: pyte
 
 
 def test_shipped_zonelist_cache_experiment_matches_seed() -> None:
-    data = tomllib.loads((ROOT / "experiments" / "zonelist-cache.toml").read_text())
+    data = tomllib.loads((DATA / "experiments" / "zonelist-cache.toml").read_text())
     assert data["matrix"]["size_gb"] == [12, 38, 64, 90]
     assert data["matrix"]["threads"] == [1, 19, 37, 55]
     assert data["kernels"][0] == "2.6.18-mm3"
@@ -581,7 +581,7 @@ def test_shipped_zlcfirst_experiment_is_the_seeds() -> None:
 
 def test_kernel_profiles_of_seed_000_write_the_sysctls_out() -> None:
     for name in ("3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"):
-        text = tomllib.loads((ROOT / "presets" / "kernels" / f"{name}.toml").read_text())
+        text = tomllib.loads((DATA / "presets" / "kernels" / f"{name}.toml").read_text())
         assert {k: text["sysctl"][k] for k in config.SYSCTL_LIMITS} == {k: v[0] for k, v in config.SYSCTL_LIMITS.items()}
     assert config.load_kernel("2.6.18-mm3").sysctl.dirty_ratio == 40  # 2.6.18's vm_dirty_ratio
 

@@ -23,8 +23,11 @@ app = typer.Typer(
     name="mmtwin",
     help="A deterministic digital twin of the Linux kernel memory manager.",
     epilog=(
-        "Environment: MMTWIN_PRESETS = directory with machines/ and kernels/ (default: the repository's presets/); "
-        "MMTWIN_EXPERIMENTS = directory of experiment files (default: experiments/); "
+        "Presets are looked up in $XDG_CONFIG_HOME/mmtwin/presets (default ~/.config/mmtwin/presets; "
+        "machines/ and kernels/ in it), then in those shipped with mmtwin; experiments in "
+        "$XDG_CONFIG_HOME/mmtwin/experiments, then the shipped ones. "
+        "Environment: MMTWIN_PRESETS = the only directory searched for machines/ and kernels/; "
+        "MMTWIN_EXPERIMENTS = the only directory searched for experiment files; "
         "MMTWIN_DEBUG=1 shows a traceback on internal errors."
     ),
     add_completion=False,
@@ -525,6 +528,17 @@ def presets_list(ctx: typer.Context) -> None:
             _out(f"  {n:<{w}}  {desc}")
         if not names:
             _out("  (none)")
+    # Nothing to run without a machine and a kernel: a broken installation or a wrong MMTWIN_PRESETS.
+    (_, machines, _), (_, kernels, _), _ = sections
+    missing = [
+        (what, sub)
+        for what, sub, names in (("machine presets", "machines", machines), ("kernel profiles", "kernels", kernels))
+        if not names
+    ]
+    if missing:
+        what = " or ".join(w for w, _ in missing)
+        files = " or ".join(f"{sub}/*.toml" for _, sub in missing)
+        problems.append(f"no {what} found: no {files} in {config.describe_dirs(config.presets_dirs())}")
     for p in problems:
         _err(f"mmtwin: error: {p}")
     if problems:

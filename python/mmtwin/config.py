@@ -4,17 +4,19 @@ The TOML schemas are described in docs/config-schema.md. Every table is strict
 (unknown keys are errors) and every error is reported as one line naming the
 file, the dotted field path, the bad value and what is allowed, e.g.::
 
-    presets/machines/x.toml: topology.distance: 27 rows, expected 28 (one per node)
+    python/mmtwin/data/presets/machines/x.toml: topology.distance: 27 rows, expected 28 (one per node)
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import tomllib
 import types
 import typing
 from collections.abc import Sequence
 from fractions import Fraction
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -1099,32 +1101,98 @@ def validate(model: type[BaseModel], data: Any, where: str, strip: int = 0) -> A
 
 
 # --------------------------------------------------------------------------- loading
+#
+# Where presets and experiments are looked up (docs/cli.md, "Where presets are
+# looked up"). The first directory holding NAME.toml wins; listings are the
+# union of the directories, sorted by name.
+#
+#   presets (machines/, kernels/)      experiments
+#   $MMTWIN_PRESETS, alone if set       $MMTWIN_EXPERIMENTS, alone if set
+#   otherwise                           otherwise
+#     $XDG_CONFIG_HOME/mmtwin/presets     $XDG_CONFIG_HOME/mmtwin/experiments
+#       (default ~/.config/...)             (default ~/.config/...)
+#     mmtwin/data/presets (shipped)       mmtwin/data/experiments (shipped)
+#
+# The shipped files are package data, read through importlib.resources, so an
+# installed wheel finds them wherever it is installed.
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parent
+_CHECKOUT = PACKAGE_DIR.parents[1]
+# The source checkout this module runs from (an editable install or PYTHONPATH=python), else None.
+REPO_ROOT: Path | None = (
+    _CHECKOUT if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "crates").is_dir() else None
+)
 
 
-def presets_dir() -> Path:
-    env = os.environ.get("MMTWIN_PRESETS")
-    return Path(env) if env else REPO_ROOT / "presets"
+def shipped_data() -> Traversable:
+    """The package's data directory: ``presets/`` and ``experiments/`` as shipped."""
+    return importlib.resources.files("mmtwin.data")
 
 
-def experiments_dir() -> Path:
-    env = os.environ.get("MMTWIN_EXPERIMENTS")
-    return Path(env) if env else REPO_ROOT / "experiments"
+def user_config_dir() -> Path | None:
+    """``$XDG_CONFIG_HOME/mmtwin``, or ``~/.config/mmtwin`` (None without a home directory)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    if xdg and Path(xdg).is_absolute():  # the XDG spec: a relative path is invalid and ignored
+        return Path(xdg) / "mmtwin"
+    try:
+        return Path.home() / ".config" / "mmtwin"
+    except RuntimeError:
+        return None
 
 
-def display_path(path: Path) -> str:
-    """Path as shown in messages: relative to the repository or to the cwd when inside them."""
+def _search_path(env_var: str, sub: str) -> list[Traversable]:
+    env = os.environ.get(env_var)
+    if env:
+        return [Path(env)]
+    user = user_config_dir()
+    return ([user / sub] if user is not None else []) + [shipped_data() / sub]
+
+
+def presets_dirs() -> list[Traversable]:
+    """Directories holding ``machines/`` and ``kernels/``, searched in this order."""
+    return _search_path("MMTWIN_PRESETS", "presets")
+
+
+def experiments_dirs() -> list[Traversable]:
+    """Directories of experiment files, searched in this order."""
+    return _search_path("MMTWIN_EXPERIMENTS", "experiments")
+
+
+def machine_dirs() -> list[Traversable]:
+    return [d / "machines" for d in presets_dirs()]
+
+
+def kernel_dirs() -> list[Traversable]:
+    return [d / "kernels" for d in presets_dirs()]
+
+
+def display_path(path: Traversable) -> str:
+    """A file or directory as shown in messages.
+
+    Relative to the source checkout when inside it (``python/mmtwin/data/presets/...``),
+    the shipped data of an installed package relative to its site directory
+    (``mmtwin/data/presets/...``), other files relative to the cwd when inside it,
+    else as given.
+    """
+    if not isinstance(path, Path):  # package data that is not on a filesystem (a zip)
+        return str(path)
     resolved = path.resolve()
-    for base in (REPO_ROOT, Path.cwd().resolve()):
-        try:
-            return str(resolved.relative_to(base))
-        except ValueError:
-            continue
+    if REPO_ROOT is not None and resolved.is_relative_to(REPO_ROOT):
+        return str(resolved.relative_to(REPO_ROOT))
+    if resolved.is_relative_to(PACKAGE_DIR):
+        return str(resolved.relative_to(PACKAGE_DIR.parent))
+    cwd = Path.cwd().resolve()
+    if resolved.is_relative_to(cwd):
+        return str(resolved.relative_to(cwd))
     return str(path)
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def describe_dirs(dirs: Sequence[Traversable]) -> str:
+    """``a or b``: the directories of a search path, as shown in messages."""
+    return " or ".join(display_path(d) for d in dirs)
+
+
+def read_toml(path: Traversable) -> dict[str, Any]:
     where = display_path(path)
     try:
         with path.open("rb") as fh:
@@ -1137,70 +1205,79 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise MmtwinError(f"{where}: cannot read: {exc.strerror}") from None
 
 
-def _available(directory: Path) -> list[str]:
-    if not directory.is_dir():
+def _names_in(directory: Traversable) -> list[str]:
+    try:
+        if not directory.is_dir():
+            return []
+        return [p.name[: -len(".toml")] for p in directory.iterdir() if p.name.endswith(".toml") and p.is_file()]
+    except OSError:
         return []
-    return sorted(p.stem for p in directory.glob("*.toml"))
+
+
+def _available(dirs: Sequence[Traversable]) -> list[str]:
+    return sorted({name for d in dirs for name in _names_in(d)})
 
 
 def _looks_like_path(name: str) -> bool:
     return name.endswith(".toml") or os.sep in name or "/" in name
 
 
-def find_file(kind: str, name: str, directory: Path) -> Path:
-    """The TOML file for a preset name, or ``name`` itself when it is a path."""
+def find_file(kind: str, name: str, dirs: Sequence[Traversable]) -> Traversable:
+    """The TOML file for a preset name (the first of ``dirs`` that has it), or ``name`` itself when it is a path."""
     if _looks_like_path(name):
         path = Path(name)
         if not path.is_file():
             raise MmtwinError(f"{name}: no such {kind} file")
         return path
-    path = directory / f"{name}.toml"
-    if path.is_file():
-        return path
-    names = _available(directory)
-    listing = ", ".join(names) if names else f"none (no *.toml in {display_path(directory)})"
+    for directory in dirs:
+        path = directory / f"{name}.toml"
+        if path.is_file():
+            return path
+    names = _available(dirs)
+    listing = ", ".join(names) if names else f"none (no *.toml in {describe_dirs(dirs)})"
     raise MmtwinError(f"unknown {kind} {name!r}; available: {listing}")
 
 
-def load_file(model: type[BaseModel], path: Path) -> Any:
+def load_file(model: type[BaseModel], path: Traversable) -> Any:
     """Validate one TOML file against ``model``; its ``name`` must equal the file stem."""
     where = display_path(path)
     obj = validate(model, read_toml(path), where)
-    if obj.name != path.stem:
-        raise MmtwinError(f"{where}: name: {obj.name!r} is not allowed; it must equal the file stem {path.stem!r}")
+    stem = Path(path.name).stem
+    if obj.name != stem:
+        raise MmtwinError(f"{where}: name: {obj.name!r} is not allowed; it must equal the file stem {stem!r}")
     return obj
 
 
-def _load(model: type[BaseModel], kind: str, name: str, directory: Path) -> Any:
-    return load_file(model, find_file(kind, name, directory))
+def _load(model: type[BaseModel], kind: str, name: str, dirs: Sequence[Traversable]) -> Any:
+    return load_file(model, find_file(kind, name, dirs))
 
 
 def load_machine(name_or_path: str) -> Machine:
-    return _load(Machine, "machine preset", name_or_path, presets_dir() / "machines")
+    return _load(Machine, "machine preset", name_or_path, machine_dirs())
 
 
 def load_kernel(name_or_path: str) -> Kernel:
-    return _load(Kernel, "kernel profile", name_or_path, presets_dir() / "kernels")
+    return _load(Kernel, "kernel profile", name_or_path, kernel_dirs())
 
 
 def load_experiment(name_or_path: str) -> Experiment:
-    return _load(Experiment, "experiment", name_or_path, experiments_dir())
+    return _load(Experiment, "experiment", name_or_path, experiments_dirs())
 
 
 def machine_names() -> list[str]:
-    return _available(presets_dir() / "machines")
+    return _available(machine_dirs())
 
 
 def kernel_names() -> list[str]:
-    return _available(presets_dir() / "kernels")
+    return _available(kernel_dirs())
 
 
 def experiment_names() -> list[str]:
-    return _available(experiments_dir())
+    return _available(experiments_dirs())
 
 
-def experiment_file(name_or_path: str) -> Path:
-    return find_file("experiment", name_or_path, experiments_dir())
+def experiment_file(name_or_path: str) -> Traversable:
+    return find_file("experiment", name_or_path, experiments_dirs())
 
 
 def load_experiment_parts(exp: Experiment, where: str) -> tuple[Machine, list[Kernel]]:
