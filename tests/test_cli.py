@@ -124,8 +124,10 @@ def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(capsys, "reproduce", "--list")
     assert code == 0
-    assert out.splitlines()[0].startswith("zlcfirst        Seed 000: fs_mark, LARGE DD, streaming mapped writer")
-    assert out.splitlines()[1].startswith("zonelist-cache  Seed 003")
+    assert out.splitlines()[0].startswith("zlcfirst        scale  1/16  Seed 000: fs_mark, LARGE DD, streaming mapped writer")
+    assert out.splitlines()[1].startswith("zonelist-cache  scale     1  Seed 003")
+    code, _, err = call(capsys, "reproduce", "zlcfirst", "--full", "--scale", "0.5")
+    assert code == 2 and err == "mmtwin: error: --full and --scale: give one of them (--full is --scale 1)\n"
     code, _, err = call(capsys, "reproduce", "nope")
     assert code == 2 and err == "mmtwin: error: unknown reproduction 'nope'; available: zlcfirst, zonelist-cache\n"
 
@@ -144,7 +146,7 @@ def test_reproduce_rejects_an_experiment_without_the_claimed_cells(
 
 def test_reproduce_zlcfirst_with_fake_engine(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
     """The fake makes zlcfirst and zlcreconsider better in every way the seed says: every claim holds, exit 0."""
-    code, out, err = call(capsys, "reproduce", "zlcfirst", "--jobs", "1")
+    code, out, err = call(capsys, "reproduce", "zlcfirst", "--full", "--jobs", "1")
     assert code == 0, err
     assert "9 runs" in out.splitlines()[1]
     assert "Simulated (MMTests 2011 report)" in out and "Published (seed 000) beside simulated: published/simulated" in out
@@ -154,7 +156,7 @@ def test_reproduce_zlcfirst_with_fake_engine(capsys: pytest.CaptureFixture[str],
     for cid in ("C1", "C2", "C3", "C4", "C5", "C6"):
         assert f"{cid}  HELD" in out
     assert "verdict: 6 of 6 claims held in the simulation" in out
-    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--jobs", "1", "--json")
+    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--full", "--jobs", "1", "--json")
     assert code == 0
     data = json.loads(out)
     assert data["kernels"] == ["3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"]

@@ -7,6 +7,8 @@ Stdout is deterministic; wall time and events/s go to stderr.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import json
 import os
 import sys
@@ -452,7 +454,13 @@ def reproduce(
     json_out: bool = typer.Option(
         False, "--json", help="Print the claims and table cells as JSON (a list of reports when no NAME is given)."
     ),
-    scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
+    scale: Optional[float] = typer.Option(
+        None,
+        "--scale",
+        metavar="S",
+        help=SCALE_HELP + " Default: each reproduction's own (see --list); --full for published scale.",
+    ),
+    full: bool = typer.Option(False, "--full", help="Run at published scale (scale 1) whatever the reproduction's default."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
@@ -462,24 +470,29 @@ def reproduce(
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
 
-    Exits with status 1 when any claim does not hold in the simulation.
+    Without --scale or --full each reproduction runs at its own default
+    scale (--list shows it), so that all of them finish in a couple of
+    minutes. Exits with status 1 when any claim does not hold in the simulation.
     """
     from mmtwin import reproduce as repro
 
     reg = repro.registry()
     if list_only:
         w = max(len(n) for n in reg)
-        _out("".join(f"{n:<{w}}  {r.description}\n" for n, r in sorted(reg.items())))
+        _out("".join(f"{n:<{w}}  scale {str(r.default_scale):>5}  {r.description}\n" for n, r in sorted(reg.items())))
         return
     chosen = [repro.get(name)] if name else [reg[n] for n in sorted(reg)]
     if experiment is not None and len(chosen) != 1:
         raise MmtwinError("--experiment needs a reproduction name")
-    options = repro.Options(
-        scale=_scale(scale), jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment
-    )
+    if full and scale is not None:
+        raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
     started = time.perf_counter()
     outcomes = []
     for r in chosen:
+        chosen_scale = Fraction(1) if full else (_scale(scale) if scale is not None else r.default_scale)
+        options = repro.Options(
+            scale=chosen_scale, jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment
+        )
         outcome = r.run(options)
         outcomes.append(outcome)
         if not json_out:

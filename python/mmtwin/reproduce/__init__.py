@@ -39,6 +39,10 @@ class Reproduction:
     description: str
     experiment: str
     run: Callable[[Options], Outcome]
+    # The scale `mmtwin reproduce` uses without --scale or --full: the
+    # published scale where that finishes in well under a minute here,
+    # else a proportionally smaller machine (docs/cli.md).
+    default_scale: Fraction = Fraction(1)
 
 
 def registry() -> dict[str, Reproduction]:
