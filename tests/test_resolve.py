@@ -310,7 +310,7 @@ def test_file_workload_errors() -> None:
         resolve_spec(m, k, st)
 
 
-def test_memory_check_counts_allowed_nodes_and_swap(fixture_presets: Path) -> None:
+def test_memory_check_counts_allowed_nodes_and_refuses_swap(fixture_presets: Path) -> None:
     m, k = tiny(fixture_presets)  # node 0: 3000 MiB - 40 reserved, node 1: 2000 - 8
     resolve_spec(m, k, WorkloadParams(size_gb=4952 / 1024, threads=1))  # exactly what is free: fits
     with pytest.raises(MmtwinError, match=r"needs 4953 MiB of memory, more than machine tiny-x86 has \(4952 MiB after boot"):
@@ -324,9 +324,13 @@ def test_memory_check_counts_allowed_nodes_and_swap(fixture_presets: Path) -> No
         "fs": {"kind": "xfs", "device": "sda", "size_mib": 6000},
         "swap": {"device": "sda", "size_mib": 4000},
     }
-    with_swap = config.Machine.model_validate(data)
-    spec = resolve_spec(with_swap, k, WorkloadParams(size_gb=8, threads=1))  # 4952 MiB + 4000 MiB of swap
-    assert spec["machine"]["storage"]["swap"] == {"device": 0, "size_mib": 4000}
+    # Swap is not simulated yet: a machine with a swap area is refused, not silently run without it.
+    with pytest.raises(MmtwinError, match=r"storage.swap: swap is not simulated yet"):
+        config.validate(config.Machine, data, "m.toml")
+    data["storage"]["swap"] = None
+    with_fs = config.Machine.model_validate(data)
+    spec = resolve_spec(with_fs, k, WorkloadParams(size_gb=4, threads=1))
+    assert spec["machine"]["storage"]["swap"] is None
     assert spec["machine"]["storage"]["fs"] == {"kind": "xfs", "device": 0, "size_mib": 6000}
 
 

@@ -177,6 +177,19 @@ def _scale(value: float) -> Any:
     return parse_scale(value)
 
 
+def _plot_dir(path: Optional[Path]) -> Optional[Path]:
+    """Create --plot's directory before any work, so a bad path fails at once (exit 2)."""
+    if path is None:
+        return None
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MmtwinError(f"--plot: cannot create directory {str(path)!r}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise MmtwinError(f"--plot: directory {str(path)!r} is not writable")
+    return path
+
+
 def _jobs(value: Optional[int]) -> Optional[int]:
     if value is not None and value < 1:
         raise MmtwinError(f"--jobs: {value} is not allowed; expected an integer >= 1")
@@ -252,7 +265,7 @@ SET_HELP = "Set a workload field as in an experiment's [runs.workload] table, e.
 EXPERIMENT_HELP = "Take the workload (and, without -m, the machine) from this experiment file's --run."
 RUN_HELP = "The [[runs]] entry of --experiment to run (e.g. fsmark)."
 SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the workload's size by S (0 < S <= 1)."
-SEED_HELP = "Seed of the run's pseudo-random generator."
+SEED_HELP = "Seed carried in the specification (nothing simulated varies with it yet: every run is deterministic)."
 CHECK_HELP = "Run the engine's full invariant checks (slower)."
 JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depend on it."
 
@@ -329,6 +342,7 @@ def run(
     k = load_kernel(kernel) if kernel is not None else loaded.kernels[0]
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
     spec = resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr)
+    _plot_dir(plot)
     started = time.perf_counter()
     result = run_spec(spec)
     wall = time.perf_counter() - started
@@ -486,6 +500,7 @@ def reproduce(
         raise MmtwinError("--experiment needs a reproduction name")
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
+    plot = _plot_dir(plot)
     started = time.perf_counter()
     outcomes = []
     for r in chosen:

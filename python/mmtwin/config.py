@@ -177,6 +177,10 @@ class ZoneBand(StrictModel):
         return v
 
 
+COST_MAX_NS = 1_000_000_000  # the engine's limit per cost (crates/mmtwin-core spec.rs)
+MAX_DEVICES = 16  # the engine's block layer (block.rs)
+
+
 class Cost(StrictModel):
     fault_ns: int
     clear_ns_per_kib: int
@@ -196,8 +200,8 @@ class Cost(StrictModel):
     @field_validator("*")
     @classmethod
     def _non_negative(cls, v: int) -> int:
-        if v < 0:
-            raise ValueError(f"{v} is not allowed; costs are nanoseconds >= 0")
+        if not 0 <= v <= COST_MAX_NS:
+            raise ValueError(f"{v} is not allowed; costs are nanoseconds from 0 to {COST_MAX_NS} (the engine's limit)")
         return v
 
 
@@ -213,8 +217,8 @@ class StorageDevice(StrictModel):
     name: str
     disks: int = 1
     chunk_kib: int = 64
-    bandwidth_mib_s: int | float
-    access_us: int | float
+    bandwidth_mib_s: int
+    access_us: int
     nr_requests: int
     max_sectors_kib: int
     size_mib: int
@@ -243,14 +247,16 @@ class StorageDevice(StrictModel):
     @field_validator("bandwidth_mib_s", mode="before")
     @classmethod
     def _bandwidth(cls, v: Any) -> Any:
-        return _positive_number(v, "expected a number of MiB/s > 0 (per disk)")
+        if _is_int(v) and 1 <= v <= 1_000_000:
+            return v
+        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of MiB/s, 1 to 1000000 (per disk)")
 
     @field_validator("access_us", mode="before")
     @classmethod
     def _access(cls, v: Any) -> Any:
-        if _is_number(v) and 0 <= v < float("inf"):
+        if _is_int(v) and 0 <= v <= 1_000_000_000:
             return v
-        raise ValueError(f"{describe(v)} is not allowed; expected a number of microseconds >= 0 (seek + rotation)")
+        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)")
 
     @field_validator("nr_requests")
     @classmethod
@@ -301,6 +307,10 @@ class Storage(StrictModel):
     def _check(self) -> "Storage":
         if not self.devices:
             raise FieldError(["devices"], "[] is not allowed; list at least one [[storage.devices]] table")
+        if len(self.devices) > MAX_DEVICES:
+            raise FieldError(["devices"], f"{len(self.devices)} devices is not allowed; 1 to {MAX_DEVICES}")
+        if self.swap is not None:
+            raise FieldError(["swap"], "swap is not simulated yet; leave [storage.swap] out until it is (issue 6)")
         names = [d.name for d in self.devices]
         for i, name in enumerate(names):
             if name in names[:i]:
@@ -430,12 +440,12 @@ SYSCTL_LIMITS: dict[str, tuple[int, int, int | None, str]] = {
     "dirty_background_ratio": (10, 0, 100, "percent of dirtyable memory"),
     "dirty_bytes": (0, 0, None, "bytes; 0 = use dirty_ratio"),
     "dirty_background_bytes": (0, 0, None, "bytes; 0 = use dirty_background_ratio"),
-    "dirty_expire_centisecs": (3000, 0, None, "centiseconds"),
-    "dirty_writeback_centisecs": (500, 0, None, "centiseconds; 0 = no periodic writeback"),
+    "dirty_expire_centisecs": (3000, 0, 360_000_000, "centiseconds"),
+    "dirty_writeback_centisecs": (500, 1, 360_000_000, "centiseconds (0, periodic writeback off, is not simulated)"),
     "swappiness": (60, 0, 100, "0 = reclaim file pages only, 100 = anonymous as readily as file"),
     "min_unmapped_ratio": (1, 0, 100, "percent of each zone"),
     "min_slab_ratio": (5, 0, 100, "percent of each zone"),
-    "vfs_cache_pressure": (100, 0, None, "100 = reclaim dentries and inodes at the fair rate"),
+    "vfs_cache_pressure": (100, 0, 100_000, "100 = reclaim dentries and inodes at the fair rate"),
 }
 _SYSCTL_BYTES_MAX = 2**63 - 1
 
@@ -712,7 +722,7 @@ class LargeddParams(_WorkloadBase):
     copies: int
     dd_kib: int | float = 1024
     threads: int = 1
-    download_mib_s: int | float
+    download_mib_s: int
     cpus: list[int] | None = None
     mems_allowed: list[int] | None = None
 
@@ -737,12 +747,16 @@ class LargeddParams(_WorkloadBase):
     @field_validator("threads")
     @classmethod
     def _threads(cls, v: int) -> int:
-        return _at_least(v, 1, " (dd processes running at a time, LARGECOPY_THREADS)")
+        if v != 1:
+            raise ValueError(f"{v} is not simulated; 1 (LARGECOPY_THREADS = 1: one dd at a time, as the 2011 config ran it)")
+        return v
 
     @field_validator("download_mib_s", mode="before")
     @classmethod
     def _download(cls, v: Any) -> Any:
-        return _positive_number(v, "expected the download rate in MiB/s > 0")
+        if _is_int(v) and 1 <= v <= 1_000_000:
+            return v
+        raise ValueError(f"{describe(v)} is not allowed; expected the download rate as a whole number of MiB/s, 1 to 1000000")
 
 
 class MmapstreamParams(_WorkloadBase):
@@ -762,7 +776,9 @@ class MmapstreamParams(_WorkloadBase):
     @field_validator("threads")
     @classmethod
     def _threads(cls, v: int) -> int:
-        return _at_least(v, 1)
+        if not 1 <= v <= 1024:
+            raise ValueError(f"{v} is not allowed; expected 1 to 1024 writer processes")
+        return v
 
 
 AnyWorkload = Union[WorkloadParams, FsmarkParams, LargeddParams, MmapstreamParams]

@@ -48,6 +48,7 @@ pub struct DeviceSpec {
     pub nr_requests: u32,
     /// Largest request after merging.
     pub max_sectors_kib: u32,
+    /// Capacity of the whole device (for RAID-0, all its disks together).
     pub size_mib: u64,
 }
 

@@ -58,6 +58,8 @@ pub struct Fs {
     /// Per-group allocation cursor (blocks, in pages) and group size.
     cursor: Vec<u64>,
     group_pages: u64,
+    /// Blocks at the start of each group kept for its inode table.
+    itable: u64,
     pub blocks_total: u64,
     pub blocks_used: u64,
     /// Unused dentries and inodes (the dcache and icache LRUs), oldest at the front.
@@ -67,8 +69,16 @@ pub struct Fs {
     pub nr_unused_inodes: u64,
 }
 
+/// Allocation groups of the model filesystem. A simplification of ext4's
+/// block groups (128 MiB each, gathered 16 at a time into flex groups) and
+/// xfs's allocation groups: the filesystem is cut into this many regions,
+/// each directory's files are allocated in the region `dir % GROUPS`, and
+/// each region starts with its inode table. Real ext4 (the Orlov allocator)
+/// keeps a subdirectory's blocks near its parent's, so this spreads
+/// directories farther apart, and costs more seeks, than ext4 would; an
+/// open point for fs_mark's timing (docs/calibration.md).
 const GROUPS: u64 = 128;
-/// Pages reserved at the start of each group for its inode table.
+/// Blocks at the start of each group kept for its inode table (2 MiB).
 const ITABLE_PAGES: u64 = 512;
 
 impl Fs {
@@ -78,14 +88,19 @@ impl Fs {
             None => (FsKind::Ext4, 0, 0),
         };
         let blocks_total = size_mib * (1 << 20) / spec.machine.page_size;
-        let group_pages = (blocks_total / GROUPS).max(ITABLE_PAGES * 2);
+        // Allocation groups: GROUPS of them, fewer on a filesystem too small
+        // to give each at least 2 x ITABLE_PAGES blocks (at least one group).
+        let groups = GROUPS.min(blocks_total / (ITABLE_PAGES * 2)).max(1);
+        let group_pages = (blocks_total / groups).max(1);
+        let itable = ITABLE_PAGES.min(group_pages / 2);
         Fs {
             kind,
             dev,
             inodes: Vec::new(),
             free_inos: Vec::new(),
-            cursor: (0..GROUPS).map(|g| g * group_pages + ITABLE_PAGES).collect(),
+            cursor: (0..groups).map(|g| g * group_pages + itable).collect(),
             group_pages,
+            itable,
             blocks_total,
             blocks_used: 0,
             dentry_lru: VecDeque::new(),
@@ -138,12 +153,15 @@ impl Fs {
     /// allocation at writeback): contiguous after the inode's last extent
     /// when that is the group's cursor, else at the group's cursor.
     pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
-        let g = (self.inodes[ino as usize].dir as u64 % GROUPS) as usize;
+        let groups = self.cursor.len() as u64;
+        let g = (self.inodes[ino as usize].dir as u64 % groups) as usize;
+        let n = n.min(self.group_pages - self.itable).max(1);
         let mut block = self.cursor[g];
         let group_end = (g as u64 + 1) * self.group_pages;
         if block + n > group_end {
-            // The group is full: wrap to its start (blocks of deleted files are reused).
-            block = g as u64 * self.group_pages + ITABLE_PAGES;
+            // The group is full: wrap to its start (blocks of deleted files
+            // are reused; the model does not track free extents).
+            block = g as u64 * self.group_pages + self.itable;
         }
         self.cursor[g] = block + n;
         self.blocks_used += n;
@@ -160,8 +178,8 @@ impl Fs {
 
     /// The inode table block of an inode (its group's table).
     pub fn itable_block(&self, ino: u32) -> u64 {
-        let g = self.inodes[ino as usize].dir as u64 % GROUPS;
-        g * self.group_pages + (ino as u64 / 16) % ITABLE_PAGES
+        let g = self.inodes[ino as usize].dir as u64 % self.cursor.len() as u64;
+        g * self.group_pages + (ino as u64 / 16) % self.itable.max(1)
     }
 
     /// Does ->writepage called by reclaim write this page?

@@ -83,6 +83,17 @@ pub const MAX_SIM_NS: u64 = 86_400 * 1_000_000_000;
 impl Kernel {
     pub fn boot(spec: &Spec) -> Result<Kernel, SpecError> {
         let mut mm = Mm::boot(spec);
+        for z in &mm.zones {
+            if z.present > 0 && z.wmark_high >= z.present as i64 {
+                return Err(SpecError::new(
+                    "kernel.min_free_kbytes",
+                    format!(
+                        "{} KiB puts node {} {}'s high watermark ({} pages) at or above its {} pages; nothing could ever be allocated there",
+                        mm.min_free_kbytes, z.node, ZONE_NAMES[z.zt], z.wmark_high, z.present
+                    ),
+                ));
+            }
+        }
         let k = spec.kernel.clone();
         mm.setup_min_ratios(k.min_unmapped_ratio, k.min_slab_ratio);
         let nr_nodes = mm.nodes.len();
@@ -103,7 +114,8 @@ impl Kernel {
                         access_us: d.access_us,
                         nr_requests: d.nr_requests,
                         max_sectors_kib: d.max_sectors_kib,
-                        size_mib: d.size_mib,
+                        // The spec gives each disk's size; the md device holds them all.
+                        size_mib: d.size_mib * d.disks as u64,
                     })
                     .collect()
             })

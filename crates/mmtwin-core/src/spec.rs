@@ -604,6 +604,12 @@ impl Spec {
             ("line_hit_ns", c.line_hit_ns),
             ("buddy_page_ns", c.buddy_page_ns),
             ("user_store_ns", c.user_store_ns),
+            ("syscall_ns", c.syscall_ns),
+            ("copy_ns_per_kib", c.copy_ns_per_kib),
+            ("page_cache_ns", c.page_cache_ns),
+            ("scan_page_ns", c.scan_page_ns),
+            ("inode_ns", c.inode_ns),
+            ("writepage_ns", c.writepage_ns),
         ] {
             if v > 1_000_000_000 {
                 return Err(SpecError::new(
@@ -752,8 +758,8 @@ impl Spec {
             ));
         }
         if let Some(st) = &self.machine.storage {
-            if st.devices.is_empty() || st.devices.len() > 64 {
-                return Err(SpecError::new("machine.storage.devices", format!("{} devices; 1 to 64", st.devices.len())));
+            if st.devices.is_empty() || st.devices.len() > 16 {
+                return Err(SpecError::new("machine.storage.devices", format!("{} devices is not allowed; 1 to 16", st.devices.len())));
             }
             for (i, d) in st.devices.iter().enumerate() {
                 let f = |x: &str| format!("machine.storage.devices[{i}].{x}");
@@ -787,16 +793,11 @@ impl Spec {
                     format!("{} is not allowed; 1 to the device's {} MiB", fs.size_mib, dev.size_mib * dev.disks as u64),
                 ));
             }
-            if let Some(sw) = &st.swap {
-                let Some(dev) = st.devices.get(sw.device as usize) else {
-                    return Err(SpecError::new("machine.storage.swap.device", format!("{} does not exist", sw.device)));
-                };
-                if sw.device == fs.device {
-                    return Err(SpecError::new("machine.storage.swap.device", "the filesystem's device; swap needs a device of its own"));
-                }
-                if sw.size_mib == 0 || sw.size_mib > dev.size_mib * dev.disks as u64 {
-                    return Err(SpecError::new("machine.storage.swap.size_mib", format!("{} is not allowed; 1 to the device's size", sw.size_mib)));
-                }
+            if st.swap.is_some() {
+                return Err(SpecError::new(
+                    "machine.storage.swap",
+                    "swap is not simulated yet; give null (no swap) until it is (issue 6)",
+                ));
             }
         }
         Ok(())
@@ -844,16 +845,28 @@ impl Spec {
                 }
             }
             WorkloadSpec::Largedd(w) => {
-                if w.tar_bytes == 0 || w.copies == 0 || w.dd_bytes == 0 || w.threads == 0 || w.download_mib_s == 0 {
-                    return Err(SpecError::new("workload", "largedd: tar_bytes, copies, dd_bytes, threads and download_mib_s must be positive"));
+                if w.tar_bytes == 0 || w.copies == 0 || w.dd_bytes == 0 || w.download_mib_s == 0 {
+                    return Err(SpecError::new("workload", "largedd: tar_bytes, copies, dd_bytes and download_mib_s must be positive"));
+                }
+                if w.threads != 1 {
+                    return Err(SpecError::new(
+                        "workload.threads",
+                        format!("{} is not simulated; 1 (LARGECOPY_THREADS = 1: one dd at a time)", w.threads),
+                    ));
                 }
                 if w.tar_bytes as u128 * (w.copies as u128 + 1) > fs_bytes as u128 {
                     return Err(SpecError::new("workload.copies", format!("{} copies of {} bytes do not fit the {fs_bytes}-byte filesystem", w.copies, w.tar_bytes)));
                 }
             }
             WorkloadSpec::Mmapstream(w) => {
-                if w.bytes == 0 || w.threads == 0 || w.threads > 1024 {
-                    return Err(SpecError::new("workload.bytes", "mmapstream: bytes and threads (1 to 1024) must be positive"));
+                if w.bytes == 0 {
+                    return Err(SpecError::new("workload.bytes", "0 is not allowed; a positive size"));
+                }
+                if w.threads == 0 || w.threads > 1024 || w.threads as u64 > w.bytes / m.page_size {
+                    return Err(SpecError::new(
+                        "workload.threads",
+                        format!("{} is not allowed; 1 to 1024 processes, each with at least one page", w.threads),
+                    ));
                 }
                 if w.bytes > fs_bytes {
                     return Err(SpecError::new("workload.bytes", format!("{} bytes is a file larger than its {fs_bytes}-byte filesystem", w.bytes)));

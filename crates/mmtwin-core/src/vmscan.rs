@@ -174,7 +174,8 @@ impl Kernel {
             self.mm.pages.push_front(dst, p);
             taken += 1;
         }
-        ctx.sys += taken * self.cost.scan_page_ns / 4;
+        // The page's examination is charged once, in shrink_page_list or
+        // shrink_active_list (scan_page_ns covers lock, flags, references, rmap).
         self.mm.sim.page_events += taken;
         self.zs_add(zi, lru_stat(lru), -(taken as i64));
         let iso = if is_file_lru(lru) { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon };

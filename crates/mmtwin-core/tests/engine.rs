@@ -221,7 +221,7 @@ proptest! {
 }
 
 #[test]
-fn simulator_state_stays_under_16_bytes_per_page() {
+fn page_state_is_14_hot_bytes_and_22_in_all() {
     // 28 nodes x 220k pages: the shape of the seed-003 machine.
     let m = machine(28, 2, json!([{"name": "DMA", "present_pages": 220_000}]), 100, 16384);
     let r = run(&spec(m, "2.6.18", "after-first-zone", 1 << 30, 4));

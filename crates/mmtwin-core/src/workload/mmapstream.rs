@@ -35,8 +35,15 @@ const FAULTS_PER_STEP: u64 = 32;
 impl Mmapstream {
     pub fn start(k: &mut Kernel, w: &MmapstreamSpec) -> Mmapstream {
         let (cpus, mems) = super::affinity(k, w.cpus.as_ref(), w.mems_allowed.as_ref());
-        let pages = w.bytes.div_ceil(k.page_size) / w.threads as u64;
-        let procs = (0..w.threads).map(|_| Proc { pid: super::spawn_user(k, "mmap-strm", cpus.clone(), mems.clone()), phase: Phase::Open, pages }).collect();
+        let total = w.bytes.div_ceil(k.page_size);
+        let n = w.threads as u64;
+        let procs = (0..n)
+            .map(|i| Proc {
+                pid: super::spawn_user(k, "mmap-strm", cpus.clone(), mems.clone()),
+                phase: Phase::Open,
+                pages: total / n + u64::from(i < total % n),
+            })
+            .collect();
         Mmapstream { procs, oom: false }
     }
 
