@@ -44,7 +44,15 @@ pub struct SlowPath {
     pub stage: Stage,
     pub pages_reclaimed: u64,
     pub dr: DirectReclaim,
+    /// When direct reclaim first found nothing reclaimable anywhere (0: not stuck).
+    pub stuck_since: u64,
 }
+
+/// How long a caller that may not invoke the OOM killer (no __GFP_FS) keeps
+/// retrying while nothing anywhere is reclaimable, before the engine reports
+/// it out of memory instead of looping for ever (3.0 would loop until
+/// something else freed memory).
+pub const STUCK_LIMIT_NS: u64 = 60 * 1_000_000_000;
 
 impl Kernel {
     /// get_page_from_freelist: walk the zonelist for a zone whose watermark
@@ -311,6 +319,24 @@ impl Kernel {
                         }
                         return AllocRes::Oom;
                     }
+                    if progress == 0 {
+                        // Every allowed zone is all_unreclaimable and the caller
+                        // cannot OOM: 3.0 goes round the retry loop (cond_resched
+                        // only) until the flusher or kswapd frees something. The
+                        // engine waits a jiffy a round, and gives up after
+                        // STUCK_LIMIT_NS without any progress.
+                        let now = ctx.clock().max(1);
+                        if sp.stuck_since == 0 {
+                            sp.stuck_since = now;
+                        }
+                        if now - sp.stuck_since > STUCK_LIMIT_NS {
+                            return AllocRes::Oom;
+                        }
+                        sp.stage = Stage::Rebalance;
+                        self.kt[pid].slow = sp;
+                        return AllocRes::Sleep(Next::sleep_for(ctx.clock(), self.jiffies_ns(1)));
+                    }
+                    sp.stuck_since = 0;
                     sp.pages_reclaimed += progress;
                     // should_alloc_retry: order <= PAGE_ALLOC_COSTLY_ORDER always retries.
                     let retry = g & gfp::NORETRY == 0 && (order <= 3 || g & gfp::NOFAIL != 0);

@@ -165,7 +165,7 @@ fn small_kernel(era: &str) -> (Kernel, u32) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig { cases: 48, rng_seed: proptest::test_runner::RngSeed::Fixed(0x6d6d7477696e), ..ProptestConfig::default() })]
     /// Random allocations and frees of random orders from random CPUs:
     /// every page stays accounted for, and freeing everything merges the
     /// buddy lists back to exactly the boot-time free count.

@@ -186,7 +186,9 @@ fn bad_specs_name_the_field() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    // A fixed seed: the same 12 cases on every run and machine, so the
+    // suite's time is bounded and a failure reproduces exactly.
+    #![proptest_config(ProptestConfig { cases: 12, rng_seed: proptest::test_runner::RngSeed::Fixed(0x6d6d7477696e), ..ProptestConfig::default() })]
     /// Random small file workloads on random kernels: the full invariant
     /// checks (every page in one place, list lengths, dirty/writeback/file/
     /// mapped counts against page flags) hold at every sample and at the end.
@@ -245,4 +247,20 @@ fn raid_and_tiny_filesystems_run_and_bad_limits_are_refused() {
     m["cost"]["syscall_ns"] = json!(u64::MAX);
     let e = parse(&json!({"machine": m, "kernel": kernel("3.0", "none", false), "workload": fsmark(1, 1, 1, 4096)}).to_string()).unwrap_err();
     assert!(e.to_string().starts_with("machine.cost.syscall_ns"), "{e}");
+}
+
+#[test]
+fn a_nofs_writer_with_nothing_reclaimable_is_reported_out_of_memory_not_hung() {
+    // Found by the property test: on an 18 MB machine with dirty_ratio 59 and
+    // no zone_reclaim, every zone ends up all_unreclaimable while the dd
+    // writer's NOFS allocation may not invoke the OOM killer; 3.0 would loop
+    // until something else freed memory. The engine reports it out of memory.
+    let m = machine(512, 2048, 2048, "ext4");
+    let mut k = kernel("3.0", "first-eligible", true);
+    k["zone_reclaim_mode"] = json!(0);
+    k["dirty_ratio"] = json!(59);
+    let w = json!({"kind": "largedd", "cpus": [0, 1], "tar_bytes": 8u64 << 20, "copies": 4, "download_mib_s": 100});
+    let r = run(&m, &k, &w, true);
+    assert_eq!(r["sim"]["oom"], true);
+    assert!(r["times"]["elapsed_s"].as_f64().unwrap() >= 60.0);
 }
