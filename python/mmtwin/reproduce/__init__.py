@@ -7,8 +7,9 @@ results; it never changes what is simulated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,6 +44,30 @@ class Reproduction:
     # published scale where that finishes in well under a minute here,
     # else a proportionally smaller machine (docs/cli.md).
     default_scale: Fraction = Fraction(1)
+
+
+def format_claims(
+    claims: "Sequence[dict[str, Any]]",
+    *,
+    figure: "Callable[[dict[str, Any]], str]",
+    sep: str,
+    rule_extra: "Callable[[dict[str, Any]], str]" = lambda cl: "",
+) -> str:
+    """The claims block every reproduction prints: verdict, rule, the
+    published and simulated figures (an x marks a figure that misses the
+    rule), and the verdict line."""
+    lines = []
+    for cl in claims:
+        verdict = "HELD" if cl["held"] else "NOT HELD"
+        lines.append(f"{cl['id']}  {verdict:<8}  {cl['text']}")
+        lines.append(f"    rule: {cl['rule']}{rule_extra(cl)}")
+        for label in ("published", "simulated"):
+            figs = sep.join(f"{figure(r)} {r['value']:.2f}{'' if r['ok'] else ' x'}" for r in cl[label])
+            held = cl["held_published"] if label == "published" else cl["held"]
+            lines.append(f"    {label:<9} {'held' if held else 'not held':<8} {figs}")
+    n_held = sum(1 for cl in claims if cl["held"])
+    lines.append(f"verdict: {n_held} of {len(claims)} claims held in the simulation")
+    return "\n".join(lines) + "\n"
 
 
 def registry() -> dict[str, Reproduction]:

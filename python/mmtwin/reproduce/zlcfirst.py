@@ -26,7 +26,7 @@ from mmtwin import experiment as experiments
 from mmtwin.errors import MmtwinError
 from mmtwin.reports import mmtests2011 as mt
 from mmtwin.reports.mmtests2011 import Column
-from mmtwin.reproduce import Options, Outcome, Reproduction
+from mmtwin.reproduce import Options, Outcome, Reproduction, format_claims
 
 EXPERIMENT = "zlcfirst"
 SEED_DOCUMENT = "000_aa33612caaf20dab.txt"
@@ -358,20 +358,7 @@ def format_beside(kind: str, published: Sequence[Column], simulated: Sequence[Co
 
 
 def _format_claims(claims: Sequence[dict[str, Any]]) -> str:
-    lines = []
-    for cl in claims:
-        verdict = "HELD" if cl["held"] else "NOT HELD"
-        lines.append(f"{cl['id']}  {verdict:<8}  {cl['text']}")
-        lines.append(f"    rule: {cl['rule']}")
-        for label in ("published", "simulated"):
-            figs = "; ".join(
-                f"{r['kernel']} {r['figure']} {r['value']:.2f}{'' if r['ok'] else ' x'}" for r in cl[label]
-            )
-            held = cl["held_published"] if label == "published" else cl["held"]
-            lines.append(f"    {label:<9} {'held' if held else 'not held':<8} {figs}")
-    n_held = sum(1 for cl in claims if cl["held"])
-    lines.append(f"verdict: {n_held} of {len(claims)} claims held in the simulation")
-    return "\n".join(lines) + "\n"
+    return format_claims(claims, figure=lambda r: f"{r['kernel']} {r['figure']}", sep="; ")
 
 
 def _column_json(c: Column) -> dict[str, Any]:

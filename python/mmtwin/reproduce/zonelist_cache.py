@@ -20,7 +20,7 @@ from mmtwin import engine
 from mmtwin import experiment as experiments
 from mmtwin.errors import MmtwinError
 from mmtwin.reports.seedtable import Cell, Times, format_beside, format_seed_table
-from mmtwin.reproduce import Options, Outcome, Reproduction
+from mmtwin.reproduce import Options, Outcome, Reproduction, format_claims
 
 EXPERIMENT = "zonelist-cache"
 SEED_DOCUMENT = "003_5aa5dcf5f94a5787.txt"
@@ -230,20 +230,12 @@ def cells_from_results(runs: Sequence[experiments.PlannedRun], results: Sequence
 
 
 def _format_claims(claims: Sequence[dict[str, Any]]) -> str:
-    lines = []
-    for cl in claims:
-        verdict = "HELD" if cl["held"] else "NOT HELD"
-        lines.append(f"{cl['id']}  {verdict:<8}  {cl['text']}")
-        lines.append(f"    rule: {cl['rule']}; figure per cell: {cl['figure']}")
-        for label in ("published", "simulated"):
-            figs = ", ".join(
-                f"({r['size_gb']},{r['threads']}) {r['value']:.2f}{'' if r['ok'] else ' x'}" for r in cl[label]
-            )
-            held = cl["held_published"] if label == "published" else cl["held"]
-            lines.append(f"    {label:<9} {'held' if held else 'not held':<8} {figs}")
-    n_held = sum(1 for cl in claims if cl["held"])
-    lines.append(f"verdict: {n_held} of {len(claims)} claims held in the simulation")
-    return "\n".join(lines) + "\n"
+    return format_claims(
+        claims,
+        figure=lambda r: f"({r['size_gb']},{r['threads']})",
+        sep=", ",
+        rule_extra=lambda cl: f"; figure per cell: {cl['figure']}",
+    )
 
 
 def _cell_json(c: Cell) -> dict[str, Any]:
