@@ -109,6 +109,8 @@ pub struct Sched {
     waits: Vec<Vec<(Pid, u32)>>,
     wq_index: WqIndex,
     pub nr_cpus: usize,
+    /// User tasks not yet exited (the run ends when this reaches 0).
+    pub users_alive: usize,
 }
 
 /// Flat index of every wait queue.
@@ -146,6 +148,7 @@ impl Sched {
             waits: vec![Vec::new(); wq_index.len()],
             wq_index,
             nr_cpus,
+            users_alive: 0,
         }
     }
 
@@ -153,6 +156,9 @@ impl Sched {
     pub fn spawn(&mut self, comm: String, kind: TaskKind, cpus: Vec<u16>, at: u64) -> Pid {
         let pid = self.tasks.len() as Pid;
         let cpu = cpus.first().copied().unwrap_or(0) as usize;
+        if kind == TaskKind::User {
+            self.users_alive += 1;
+        }
         self.tasks.push(Task {
             pid,
             comm,
@@ -217,6 +223,9 @@ impl Sched {
             Next::Exit => {
                 t.state = TState::Dead;
                 t.exited_at = Some(end);
+                if t.kind == TaskKind::User {
+                    self.users_alive -= 1;
+                }
             }
         }
     }

@@ -33,7 +33,7 @@ impl Workload {
 
     /// Every user task has exited.
     pub fn finished(&self, k: &Kernel) -> bool {
-        k.sched.tasks.iter().filter(|t| t.kind == TaskKind::User).all(|t| t.exited_at.is_some())
+        k.sched.users_alive == 0
     }
 
     /// When the benchmark ended (the last user task's exit).
