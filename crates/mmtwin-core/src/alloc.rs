@@ -182,6 +182,7 @@ impl Mm {
     /// zlc_clear_zones_full (zlcreconsider).
     pub fn zlc_clear_zones_full(&mut self, ctx: &mut Ctx, zl_idx: usize) {
         if let Some(zlc) = self.zonelists[zl_idx].zlc {
+            self.sim.zlc_clears += 1;
             self.zlcs[zlc].fullzones.fill(0);
             let l = self.zlcs[zlc].line_bitmap;
             self.cache.touch(ctx, l);

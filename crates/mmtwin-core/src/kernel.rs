@@ -262,14 +262,9 @@ impl Kernel {
                 self.io_complete(t);
                 continue;
             }
-            let Some((t, pid, cpu)) = self.sched.next_event() else { continue };
-            if let Some(a) = self.blk.next_completion() {
-                if a < t {
-                    // The task's CPU was busy: its step moved past an I/O completion.
-                    self.sched.requeue(pid, t);
-                    continue;
-                }
-            }
+            // Only events before the next I/O completion: that completion
+            // may wake a task whose timed sleep has not run out yet.
+            let Some((t, pid, cpu)) = self.sched.next_event(t_io.unwrap_or(u64::MAX)) else { continue };
             self.now = t;
             let mut ctx = self.ctx(pid, cpu, t);
             self.mm.cache.enter(cpu);
@@ -468,6 +463,7 @@ impl Kernel {
                 "zlc_setups": s.zlc_setups,
                 "zlc_zaps": s.zlc_zaps,
                 "zlc_marked_full": s.zlc_marked_full,
+                "zlc_clears": s.zlc_clears,
                 "second_passes": s.second_passes,
                 "zone_reclaim_calls": s.zone_reclaim_calls,
                 "rmqueue_bulk": s.rmqueue_bulk,

@@ -176,6 +176,8 @@ pub struct SimCounters {
     pub zlc_skips: u64,
     pub zlc_zaps: u64,
     pub zlc_marked_full: u64,
+    /// zlc_clear_zones_full calls (zlcreconsider, after direct reclaim).
+    pub zlc_clears: u64,
     pub zlc_setups: u64,
     pub second_passes: u64,
     pub zone_reclaim_calls: u64,

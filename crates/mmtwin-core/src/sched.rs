@@ -195,12 +195,6 @@ impl Sched {
         self.heap.push(Reverse((at, self.seq, pid, gen)));
     }
 
-    /// Put a popped runnable task back at `at` (its step did not run).
-    pub fn requeue(&mut self, pid: Pid, at: u64) {
-        let g = self.tasks[pid as usize].gen;
-        self.push(at, pid, g);
-    }
-
     /// Time of the next event, if any.
     pub fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|Reverse((t, ..))| *t)
@@ -322,15 +316,23 @@ impl Sched {
         true
     }
 
-    /// The next step to run: (time, pid, cpu). Stale events are dropped;
-    /// a sleeper whose timeout comes up becomes runnable; a task whose CPUs
-    /// are all busy is moved to when the first of them frees.
-    pub fn next_event(&mut self) -> Option<(u64, Pid, usize)> {
-        while let Some(Reverse((t, seq, pid, gen))) = self.heap.pop() {
+    /// The next step to run before time `before` (exclusive): (time, pid,
+    /// cpu). Stale events are dropped; a sleeper whose timeout comes up
+    /// becomes runnable; a task whose CPUs are all busy is moved to when the
+    /// first of them frees. None when the next live event is at or after
+    /// `before`: it is left queued, so a timed sleeper stays asleep (and
+    /// wakeable) until simulated time really reaches its timeout.
+    pub fn next_event(&mut self, before: u64) -> Option<(u64, Pid, usize)> {
+        while let Some(&Reverse((t, seq, pid, gen))) = self.heap.peek() {
             let task = &self.tasks[pid as usize];
             if task.gen != gen || task.state == TState::Dead {
+                self.heap.pop();
                 continue;
             }
+            if t >= before {
+                return None;
+            }
+            self.heap.pop();
             if task.state == TState::Sleeping {
                 // A timeout: same generation, so nobody woke it earlier.
                 self.timeout_fires(pid, t);
@@ -375,7 +377,7 @@ mod tests {
         let b = s.spawn("b".into(), TaskKind::User, vec![0], 0);
         let mut order = Vec::new();
         for _ in 0..4 {
-            let (t, pid, cpu) = s.next_event().unwrap();
+            let (t, pid, cpu) = s.next_event(u64::MAX).unwrap();
             order.push((t, pid));
             s.end_step(pid, cpu, t, 0, 10, Next::Run);
         }
@@ -386,16 +388,31 @@ mod tests {
     fn a_sleeper_wakes_early_through_its_queue_or_at_its_timeout() {
         let mut s = Sched::new(2, 1, 1, 1, 0);
         let a = s.spawn("a".into(), TaskKind::User, vec![0], 0);
-        let (t, pid, cpu) = s.next_event().unwrap();
+        let (t, pid, cpu) = s.next_event(u64::MAX).unwrap();
         s.end_step(pid, cpu, t, 0, 5, Next::Sleep { until: Some(100), wq: Some(Wq::Congestion(0)), io: true });
         assert_eq!(s.wake_up_all(Wq::Congestion(0), 40), 1);
-        let (t, pid, _) = s.next_event().unwrap();
+        let (t, pid, _) = s.next_event(u64::MAX).unwrap();
         assert_eq!((t, pid), (40, a));
         assert!(s.tasks[a as usize].woken);
         assert_eq!(s.tasks[a as usize].iowait_ns, 35);
         s.end_step(a, 0, 40, 0, 0, Next::Sleep { until: Some(90), wq: Some(Wq::Congestion(0)), io: false });
-        let (t, _, _) = s.next_event().unwrap();
+        let (t, _, _) = s.next_event(u64::MAX).unwrap();
         assert_eq!(t, 90, "the stale timeout at 100 is dropped, the new one fires");
         assert!(!s.tasks[a as usize].woken);
+    }
+
+    #[test]
+    fn a_timed_sleeper_stays_wakeable_until_time_reaches_its_timeout() {
+        // The kernel asks only for events before the next I/O completion
+        // (at 50); the sleeper's timeout at 100 must not fire then, so the
+        // completion's wakeup at 50 still finds it asleep.
+        let mut s = Sched::new(1, 1, 1, 1, 0);
+        let a = s.spawn("a".into(), TaskKind::Flusher(0), vec![0], 0);
+        let (t, pid, cpu) = s.next_event(u64::MAX).unwrap();
+        s.end_step(pid, cpu, t, 0, 0, Next::Sleep { until: Some(100), wq: Some(Wq::Flusher(0)), io: false });
+        assert_eq!(s.next_event(50), None);
+        assert!(s.is_sleeping(a));
+        assert_eq!(s.wake_up_all(Wq::Flusher(0), 50), 1);
+        assert_eq!(s.next_event(u64::MAX).map(|(t, p, _)| (t, p)), Some((50, a)));
     }
 }
