@@ -254,18 +254,55 @@ impl Kernel {
         PageOp::Done
     }
 
-    /// One page of a buffered read: a cache hit is copied; a miss starts a
-    /// readahead of up to READAHEAD_KIB and sleeps until the page is read.
-    pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+    /// One page's part of a buffered read (do_generic_file_read): `bytes`
+    /// from byte `offset` of page `index`. A cache hit is copied, and marked
+    /// accessed only when the read does not continue where the file's last
+    /// read ended within the same page (3.0: "when a sequential read
+    /// accesses a page several times, only mark it as accessed the first
+    /// time"); a miss starts a readahead of up to READAHEAD_KIB and sleeps
+    /// until the page is read, and the read is retried.
+    pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, offset: u64, bytes: u64) -> PageOp {
         if let Some(p) = self.find_get_page(ino, index) {
             if self.mm.pages.test(p, PG_LOCKED) {
                 let zi = self.mm.zone_of(p);
                 return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
             }
             ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
-            self.mark_page_accessed(ctx, p);
+            let ps = self.page_size;
+            let prev = self.fs.inodes[ino as usize].ra_prev_pos;
+            if prev / ps != index || prev % ps != offset {
+                self.mark_page_accessed(ctx, p);
+            }
+            // prev_index stays this page; prev_offset is where the copy
+            // ended, wrapped to 0 at the page's end (as the kernel keeps it).
+            self.fs.inodes[ino as usize].ra_prev_pos = index * ps + (offset + bytes) % ps;
             return PageOp::Done;
         }
+        self.page_cache_readahead(ctx, ino, index)
+    }
+
+    /// file_ra_state_init: a new open of `ino` for reading has read nothing yet.
+    pub fn file_ra_state_init(&mut self, ino: u32) {
+        self.fs.inodes[ino as usize].ra_prev_pos = u64::MAX;
+    }
+
+    /// filemap_fault's part for a page not in the cache (or locked): read
+    /// it (a hole reads as a zeroed page) and sleep until it is uptodate.
+    /// A fault does not mark the page accessed: its pte's young bit does.
+    pub fn filemap_fault_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
+        if let Some(p) = self.find_get_page(ino, index) {
+            if self.mm.pages.test(p, PG_LOCKED) {
+                let zi = self.mm.zone_of(p);
+                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+            }
+            return PageOp::Done;
+        }
+        self.page_cache_readahead(ctx, ino, index)
+    }
+
+    /// page_cache_sync_readahead on a miss at `index`: up to READAHEAD_KIB of
+    /// missing pages from `index` on, in one bio per contiguous run of blocks.
+    fn page_cache_readahead(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
         let size = self.fs.inodes[ino as usize].size;
         let ra = (READAHEAD_KIB * 1024 / self.page_size).max(1);
         let end = (index + ra).min(size.max(index + 1));

@@ -29,6 +29,11 @@ pub struct Inode {
     /// dirtied_when (ns) while on the bdi's dirty list.
     pub dirtied_when: u64,
     pub on_dirty_list: bool,
+    /// file_ra_state.prev_pos of the open file reading this inode (bytes):
+    /// where the last read() ended; u64::MAX (the kernel's -1) before the
+    /// first read of an open. Every workload reads a file through one open
+    /// file at a time, so it lives here.
+    pub ra_prev_pos: u64,
     /// Lowest index that may still be dirty (write_cache_pages cursor).
     pub dirty_lo: u64,
     /// Open file descriptors and mappings, plus one for the dentry.
@@ -121,7 +126,7 @@ impl Fs {
         };
         let i = &mut self.inodes[ino as usize];
         let gen = i.gen.wrapping_add(1);
-        *i = Inode { in_use: true, dir, i_count: 1, gen, ..Default::default() };
+        *i = Inode { in_use: true, dir, i_count: 1, gen, ra_prev_pos: u64::MAX, ..Default::default() };
         ino
     }
 

@@ -59,7 +59,7 @@ impl Kernel {
         let p = match self.find_get_page(ino, index) {
             Some(p) => p,
             None => {
-                match self.read_page(ctx, ino, index, 0) {
+                match self.filemap_fault_page(ctx, ino, index) {
                     PageOp::Done => {}
                     other => return other,
                 }

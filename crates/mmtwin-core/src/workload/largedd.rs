@@ -15,7 +15,7 @@ enum Phase {
     Start,
     Download { page: u64 },
     DdOpen { copy: u32 },
-    Dd { copy: u32, ino: u32, page: u64, wrote: bool },
+    Dd { copy: u32, ino: u32, page: u64, sub: u64, wrote: bool },
     Delete { copy: u32 },
     Done,
 }
@@ -109,38 +109,41 @@ impl Largedd {
                 let r = k.sys_creat(ctx, 1 + copy);
                 match self.fail(r) {
                     Ok(ino) => {
+                        // Each dd opens the source afresh.
+                        k.file_ra_state_init(self.src);
                         self.copies.push(ino);
-                        self.phase = Phase::Dd { copy, ino, page: 0, wrote: false };
+                        self.phase = Phase::Dd { copy, ino, page: 0, sub: 0, wrote: false };
                         Next::Run
                     }
                     Err(n) => n,
                 }
             }
-            Phase::Dd { copy, ino, page, wrote } => {
+            Phase::Dd { copy, ino, page, sub, wrote } => {
                 if page >= tar_pages {
                     k.sys_close(ctx, ino);
                     self.phase = Phase::DdOpen { copy: copy + 1 };
                     return Next::Run;
                 }
-                // dd copies in dd_bytes blocks: a read() and a write() each;
-                // below a page, each page takes several of each, and every
-                // one of them marks the page accessed.
+                // dd copies in dd_bytes blocks: a read() and a write() each.
+                // Below a page, each page takes `per_page` of each: `sub`
+                // counts them, so a sleep resumes at the block it was in.
                 let per_page = (ps / self.w.dd_bytes.min(ps)).max(1);
                 let chunk = self.w.dd_bytes.min(ps);
                 let pages_per_block = (self.w.dd_bytes / ps).max(1);
                 let mut pg = page;
+                let mut sb = sub;
                 let end = (page - page % pages_per_block + pages_per_block).min(tar_pages);
                 let mut wrote_cur = wrote;
                 while pg < end {
-                    if pg % pages_per_block == 0 && !wrote_cur {
-                        ctx.sys += 2 * per_page * k.cost.syscall_ns;
-                    }
-                    for _ in 0..per_page {
+                    while sb < per_page {
                         if !wrote_cur {
-                            match k.read_page(ctx, self.src, pg, chunk) {
+                            if (pg % pages_per_block == 0 && sb == 0) || per_page > 1 {
+                                ctx.sys += 2 * k.cost.syscall_ns;
+                            }
+                            match k.read_page(ctx, self.src, pg, sb * chunk, chunk) {
                                 PageOp::Done => {}
                                 PageOp::Sleep(n) => {
-                                    self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
+                                    self.phase = Phase::Dd { copy, ino, page: pg, sub: sb, wrote: false };
                                     return n;
                                 }
                                 PageOp::Oom => {
@@ -152,7 +155,7 @@ impl Largedd {
                         match k.write_page(ctx, ino, pg, chunk) {
                             PageOp::Done => {}
                             PageOp::Sleep(n) => {
-                                self.phase = Phase::Dd { copy, ino, page: pg, wrote: true };
+                                self.phase = Phase::Dd { copy, ino, page: pg, sub: sb, wrote: true };
                                 return n;
                             }
                             PageOp::Oom => {
@@ -161,14 +164,16 @@ impl Largedd {
                             }
                         }
                         wrote_cur = false;
+                        sb += 1;
                     }
                     pg += 1;
+                    sb = 0;
                     if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
-                        self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
+                        self.phase = Phase::Dd { copy, ino, page: pg, sub: 0, wrote: false };
                         return n;
                     }
                 }
-                self.phase = Phase::Dd { copy, ino, page: pg, wrote: false };
+                self.phase = Phase::Dd { copy, ino, page: pg, sub: 0, wrote: false };
                 Next::Run
             }
             Phase::Delete { copy } => {
