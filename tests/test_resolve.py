@@ -12,7 +12,7 @@ import pytest
 from mmtwin import config
 from mmtwin.config import WorkloadParams
 from mmtwin.errors import MmtwinError
-from mmtwin.resolve import layout_nodes, parse_scale, resolve_spec, workload_bytes
+from mmtwin.resolve import MIB, layout_nodes, parse_scale, resolve_spec, workload_bytes
 
 
 def tiny(fixture_presets: Path) -> tuple[config.Machine, config.Kernel]:
@@ -98,6 +98,23 @@ def test_single_band_machine(fixture_presets: Path) -> None:
     nodes = layout_nodes(m)
     assert [list(n.zones) for n in nodes] == [[("DMA", 256 * 64)]] * 4  # 16 KiB pages: 64 per MiB
     assert [n.cpus for n in nodes] == [2, 2, 2, 0]
+
+
+def test_pci_hole_moves_ram_above_4g_and_out_of_dma32() -> None:
+    """The hole holds no RAM: node 0's RAM behind it lands above 4 GiB, in
+    NORMAL, and the next node starts after it (physical start_pfn)."""
+    m = config.load_machine("x86-64-2node-24cpu")
+    assert m.topology.pci_hole_mib == [3328, 4096]
+    per_mib = MIB // m.page_size
+    n0, n1 = layout_nodes(m)
+    assert dict(n0.zones) == {"DMA": 16 * per_mib, "DMA32": (3328 - 16) * per_mib, "NORMAL": (6144 - 3328) * per_mib}
+    assert n1.start_pfn == (6144 + 4096 - 3328) * per_mib
+    assert dict(n1.zones)["NORMAL"] == 6144 * per_mib
+    without = m.model_copy(update={"topology": m.topology.model_copy(update={"pci_hole_mib": None})})
+    assert dict(layout_nodes(without)[0].zones)["NORMAL"] == (6144 - 4096) * per_mib
+    # Scaled, the hole scales with the zone bands.
+    half = dict(layout_nodes(m, Fraction(1, 2))[0].zones)
+    assert half["DMA32"] == (3328 - 16) * per_mib // 2
 
 
 def test_kernel_sysctls_pass_through(fixture_presets: Path) -> None:
@@ -222,8 +239,9 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
         "name": "x86-64-2node-24cpu", "arch": "x86_64", "page_size": 4096, "cache_line": 64, "hz": 250,
         "max_order": 11, "pageblock_order": 9,
         "nodes": [
-            {"cpus": 12, "zones": [{"name": "DMA", "present_pages": 4096}, {"name": "DMA32", "present_pages": 1044480},
-                                   {"name": "NORMAL", "present_pages": 524288}], "reserved_pages": 180 * 256},
+            # The PCI hole [3328, 4096) MiB: DMA32 holds 3312 MiB, NORMAL 2816 MiB.
+            {"cpus": 12, "zones": [{"name": "DMA", "present_pages": 4096}, {"name": "DMA32", "present_pages": 847872},
+                                   {"name": "NORMAL", "present_pages": 720896}], "reserved_pages": 180 * 256},
             {"cpus": 12, "zones": [{"name": "DMA", "present_pages": 0}, {"name": "DMA32", "present_pages": 0},
                                    {"name": "NORMAL", "present_pages": 1572864}], "reserved_pages": 100 * 256},
         ],

@@ -96,6 +96,10 @@ class Topology(StrictModel):
     memory_mib: int | list[int]
     reserved_mib: int | list[int] = 0
     distance: list[list[int]]
+    # The PCI (MMIO) hole: physical addresses [start, end) MiB hold no RAM;
+    # the firmware remaps the RAM that would lie there above it, so nodes
+    # are laid out skipping it and zone bands stay physical addresses.
+    pci_hole_mib: list[int] | None = None
 
     @field_validator("nodes")
     @classmethod
@@ -138,6 +142,12 @@ class Topology(StrictModel):
             if res >= mem:
                 where = ["reserved_mib", i] if isinstance(self.reserved_mib, list) else ["reserved_mib"]
                 raise FieldError(where, f"{res} MiB reserved on node {i}, which has only {mem} MiB; must be less than memory_mib")
+        hole = self.pci_hole_mib
+        if hole is not None:
+            if len(hole) != 2 or not all(_is_int(x) for x in hole):
+                raise FieldError(["pci_hole_mib"], f"{describe(hole)} is not allowed; expected [start, end] in MiB")
+            if not 0 < hole[0] < hole[1]:
+                raise FieldError(["pci_hole_mib"], f"{hole} is not allowed; expected 0 < start < end (MiB)")
         d = self.distance
         if len(d) != n:
             raise FieldError(["distance"], f"{_count(len(d), 'row', 'rows')}, expected {n} (one per node)")

@@ -78,14 +78,27 @@ class NodeLayout:
 
 
 def layout_nodes(machine: Machine, scale: Fraction = Fraction(1)) -> list[NodeLayout]:
-    """Place the nodes from physical address 0 and split them into zone bands."""
+    """Place the nodes from physical address 0, skipping the PCI hole if the
+    machine has one, and split them into zone bands (physical boundaries)."""
     ps = machine.page_size
     topo = machine.topology
-    # Band boundaries as page frame numbers; the last band is open.
+    hole = topo.pci_hole_mib
+    h_lo, h_hi = (scaled_pages(hole[0], scale, ps), scaled_pages(hole[1], scale, ps)) if hole else (0, 0)
+
+    def ram_offset(phys: int) -> int:
+        """Pages of RAM below physical frame ``phys``."""
+        if phys <= h_lo:
+            return phys
+        return h_lo if phys <= h_hi else phys - (h_hi - h_lo)
+
+    def phys_of(ram: int) -> int:
+        return ram if ram < h_lo else ram + (h_hi - h_lo)
+
+    # Band boundaries as RAM offsets (pages of RAM below them); the last band is open.
     bounds: list[tuple[str, int, int | None]] = []
     start = 0
     for band in machine.zones:
-        end = None if band.end_mib is None else scaled_pages(band.end_mib, scale, ps)
+        end = None if band.end_mib is None else ram_offset(scaled_pages(band.end_mib, scale, ps))
         bounds.append((band.name, start, end))
         start = end if end is not None else start
     out: list[NodeLayout] = []
@@ -109,7 +122,7 @@ def layout_nodes(machine: Machine, scale: Fraction = Fraction(1)) -> list[NodeLa
             top = hi if b_hi is None else min(hi, b_hi)
             zones.append((name, max(0, top - max(lo, b_lo))))
         assert sum(p for _, p in zones) == pages, "zone bands must cover the node"
-        out.append(NodeLayout(node, cpus, lo, pages, reserved, tuple(zones)))
+        out.append(NodeLayout(node, cpus, phys_of(lo), pages, reserved, tuple(zones)))
         pfn = hi
     return out
 

@@ -25,7 +25,8 @@ def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
         f"  {topo.nodes} nodes, {m.total_cpus()} CPUs, {m.total_memory_mib()} MiB; distances used: "
         + ", ".join(map(str, distances)),
         "  zone bands: "
-        + ", ".join(f"{z.name} < {z.end_mib} MiB" if z.end_mib is not None else f"{z.name} above" for z in m.zones),
+        + ", ".join(f"{z.name} < {z.end_mib} MiB" if z.end_mib is not None else f"{z.name} above" for z in m.zones)
+        + (f"; PCI hole {topo.pci_hole_mib[0]}-{topo.pci_hole_mib[1]} MiB (no RAM)" if topo.pci_hole_mib else ""),
         "  cost (ns): " + ", ".join(f"{k} {v}" for k, v in m.cost.model_dump().items()),
         *_storage_lines(m),
         "  source:",
