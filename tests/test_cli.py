@@ -124,7 +124,7 @@ def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(capsys, "reproduce", "--list")
     assert code == 0
-    assert out.splitlines()[0].startswith("zlcfirst        scale  1/16  Seed 000: fs_mark, LARGE DD, streaming mapped writer")
+    assert out.splitlines()[0].startswith("zlcfirst        scale     1  Seed 000: fs_mark, LARGE DD, streaming mapped writer")
     assert out.splitlines()[1].startswith("zonelist-cache  scale     1  Seed 003")
     code, _, err = call(capsys, "reproduce", "zlcfirst", "--full", "--scale", "0.5")
     assert code == 2 and err == "mmtwin: error: --full and --scale: give one of them (--full is --scale 1)\n"

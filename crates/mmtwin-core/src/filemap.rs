@@ -262,23 +262,28 @@ impl Kernel {
     /// time"); a miss starts a readahead of up to READAHEAD_KIB and sleeps
     /// until the page is read, and the read is retried.
     pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, offset: u64, bytes: u64) -> PageOp {
-        if let Some(p) = self.find_get_page(ino, index) {
-            if self.mm.pages.test(p, PG_LOCKED) {
-                let zi = self.mm.zone_of(p);
-                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        if self.find_get_page(ino, index).is_none() {
+            match self.page_cache_readahead(ctx, ino, index) {
+                // Read from a hole without I/O: copy it as a cached page.
+                PageOp::Done => {}
+                other => return other,
             }
-            ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
-            let ps = self.page_size;
-            let prev = self.fs.inodes[ino as usize].ra_prev_pos;
-            if prev / ps != index || prev % ps != offset {
-                self.mark_page_accessed(ctx, p);
-            }
-            // prev_index stays this page; prev_offset is where the copy
-            // ended, wrapped to 0 at the page's end (as the kernel keeps it).
-            self.fs.inodes[ino as usize].ra_prev_pos = index * ps + (offset + bytes) % ps;
-            return PageOp::Done;
         }
-        self.page_cache_readahead(ctx, ino, index)
+        let Some(p) = self.find_get_page(ino, index) else { return PageOp::Oom };
+        if self.mm.pages.test(p, PG_LOCKED) {
+            let zi = self.mm.zone_of(p);
+            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        }
+        ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
+        let ps = self.page_size;
+        let prev = self.fs.inodes[ino as usize].ra_prev_pos;
+        if prev / ps != index || prev % ps != offset {
+            self.mark_page_accessed(ctx, p);
+        }
+        // prev_index stays this page; prev_offset is where the copy
+        // ended, wrapped to 0 at the page's end (as the kernel keeps it).
+        self.fs.inodes[ino as usize].ra_prev_pos = index * ps + (offset + bytes) % ps;
+        PageOp::Done
     }
 
     /// file_ra_state_init: a new open of `ino` for reading has read nothing yet.
@@ -295,8 +300,11 @@ impl Kernel {
                 let zi = self.mm.zone_of(p);
                 return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
             }
+            self.fs.inodes[ino as usize].ra_prev_pos = index * self.page_size;
             return PageOp::Done;
         }
+        // No page: a major fault (PGMAJFAULT is counted here, not for read()).
+        self.mm.vm.inc(Ev::Pgmajfault);
         self.page_cache_readahead(ctx, ino, index)
     }
 
@@ -344,7 +352,6 @@ impl Kernel {
         if !bio.is_empty() {
             self.submit_read(ctx, bio_block, &bio);
         }
-        self.mm.vm.inc(Ev::Pgmajfault);
         if self.mm.pages.test(first_pfn, PG_LOCKED) {
             let zi = self.mm.zone_of(first_pfn);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
@@ -367,7 +374,7 @@ impl Kernel {
     }
 
     /// The pages an inode has in the page cache, in index order.
-    fn inode_pages(&self, ino: u32) -> Vec<u32> {
+    pub(crate) fn inode_pages(&self, ino: u32) -> Vec<u32> {
         let mut out = Vec::with_capacity(self.fs.inodes[ino as usize].nrpages as usize);
         for &id in &self.fs.inodes[ino as usize].radix {
             if id != NIL {

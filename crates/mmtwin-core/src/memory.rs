@@ -96,6 +96,17 @@ impl Kernel {
         }
     }
 
+    /// Tear down the one shared mapping of file `ino` (exit_mmap or munmap:
+    /// zap_pte_range): every mapped page loses its mapping and stays in the
+    /// page cache. A pte's dirty bit was already moved to the page when the
+    /// write fault dirtied it (page_mkwrite), so nothing more is dirtied.
+    pub fn unmap_mapping(&mut self, ctx: &mut Ctx, ino: u32) {
+        for p in self.inode_pages(ino) {
+            self.page_remove_rmap(ctx, p);
+        }
+        self.fs.inodes[ino as usize].mapped = false;
+    }
+
     /// exit_mmap for an anonymous mm: free up to `budget` of its pages
     /// (pfn order), from `from`; returns the next pfn, or None when done.
     pub fn exit_mmap_anon(&mut self, ctx: &mut Ctx, mm_id: u32, from: usize, budget: u64) -> Option<usize> {

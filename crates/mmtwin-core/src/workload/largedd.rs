@@ -137,11 +137,14 @@ impl Largedd {
                 while pg < end {
                     while sb < per_page {
                         if !wrote_cur {
-                            if (pg % pages_per_block == 0 && sb == 0) || per_page > 1 {
-                                ctx.sys += 2 * k.cost.syscall_ns;
-                            }
                             match k.read_page(ctx, self.src, pg, sb * chunk, chunk) {
-                                PageOp::Done => {}
+                                PageOp::Done => {
+                                    // The block's read() and write(), charged once the
+                                    // read got its data (a read that slept is retried).
+                                    if (pg % pages_per_block == 0 && sb == 0) || per_page > 1 {
+                                        ctx.sys += 2 * k.cost.syscall_ns;
+                                    }
+                                }
                                 PageOp::Sleep(n) => {
                                     self.phase = Phase::Dd { copy, ino, page: pg, sub: sb, wrote: false };
                                     return n;

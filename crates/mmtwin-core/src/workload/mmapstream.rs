@@ -1,6 +1,9 @@
-//! The streaming mapped writer: each process creates a file, maps it
-//! shared and writable, writes one word to every page in order (a write
-//! fault per page, dirtying it), then unmaps and removes the file.
+//! The streaming mapped writer (MMTests 2011 vmscan-file-mmap-write, run by
+//! usemem -f): each process creates its own sparse file, maps it shared
+//! and writable, writes one word to every page in order (a write fault per
+//! page, dirtying it) and exits, which unmaps the file and leaves its pages
+//! in the page cache. When every process has exited, the files are removed
+//! (the script's `rm sparse-*`, done here by the last process to finish).
 
 use crate::cost::Ctx;
 use crate::filemap::PageOp;
@@ -15,17 +18,21 @@ use serde_json::{json, Value};
 enum Phase {
     Open,
     Touch { ino: u32, page: u64 },
-    Unlink { ino: u32 },
+    Exit { ino: u32 },
+    /// The last process removes every file, from `next` on.
+    Rm { next: usize },
 }
 
 struct Proc {
     pid: Pid,
     phase: Phase,
     pages: u64,
+    ino: Option<u32>,
 }
 
 pub struct Mmapstream {
     procs: Vec<Proc>,
+    exited: usize,
     pub oom: bool,
 }
 
@@ -42,9 +49,10 @@ impl Mmapstream {
                 pid: super::spawn_user(k, "mmap-strm", cpus.clone(), mems.clone()),
                 phase: Phase::Open,
                 pages: total / n + u64::from(i < total % n),
+                ino: None,
             })
             .collect();
-        Mmapstream { procs, oom: false }
+        Mmapstream { procs, exited: 0, oom: false }
     }
 
     pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
@@ -53,6 +61,7 @@ impl Mmapstream {
             Phase::Open => match k.sys_creat(ctx, 1000 + pi as u32) {
                 Ok(ino) => {
                     k.fs.inodes[ino as usize].mapped = true;
+                    self.procs[pi].ino = Some(ino);
                     self.procs[pi].phase = Phase::Touch { ino, page: 0 };
                     Next::Run
                 }
@@ -92,17 +101,35 @@ impl Mmapstream {
                         return n;
                     }
                 }
-                self.procs[pi].phase = if pg >= total { Phase::Unlink { ino } } else { Phase::Touch { ino, page: pg } };
+                self.procs[pi].phase = if pg >= total { Phase::Exit { ino } } else { Phase::Touch { ino, page: pg } };
                 Next::Run
             }
-            Phase::Unlink { ino } => {
-                k.fs.inodes[ino as usize].i_count -= 1; // munmap + close
+            Phase::Exit { ino } => {
+                // exit_mmap: the shared mapping goes; its pages stay cached.
+                k.unmap_mapping(ctx, ino);
+                k.fs.inodes[ino as usize].i_count -= 1; // the mapping's file reference
+                self.exited += 1;
+                if self.exited < self.procs.len() {
+                    return Next::Exit;
+                }
+                self.procs[pi].phase = Phase::Rm { next: 0 };
+                Next::Run
+            }
+            Phase::Rm { next } => {
+                let Some(ino) = self.procs.get(next).and_then(|p| p.ino) else {
+                    return if next >= self.procs.len() {
+                        Next::Exit
+                    } else {
+                        self.procs[pi].phase = Phase::Rm { next: next + 1 };
+                        Next::Run
+                    };
+                };
                 match k.sys_unlink(ctx, ino) {
-                    PageOp::Done => Next::Exit,
-                    PageOp::Sleep(n) => {
-                        k.fs.inodes[ino as usize].i_count += 1;
-                        n
+                    PageOp::Done => {
+                        self.procs[pi].phase = Phase::Rm { next: next + 1 };
+                        Next::Run
                     }
+                    PageOp::Sleep(n) => n,
                     PageOp::Oom => Next::Exit,
                 }
             }
