@@ -45,6 +45,9 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
         "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0, "dirty_background_bytes": 0,
         "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "swappiness": 60,
         "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
+        # the 3.0 writeback-from-reclaim behaviour (seed 004's series off)
+        "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
+        "reclaim_invalidate": False,
     }
     assert spec["machine"]["storage"] is None  # no [storage] table
     assert spec["machine"]["cost"] == {
@@ -224,6 +227,8 @@ KERNEL_3_0 = {
     "percpu_pagelists": True, "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0,
     "dirty_background_bytes": 0, "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500,
     "swappiness": 60, "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
+    "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
+    "reclaim_invalidate": False,
 }
 
 

@@ -440,6 +440,11 @@ class Policy(StrictModel):
     zlc: Literal["none", "after-first-zone", "first-eligible"] = "none"
     zlc_reconsider: bool = False
     percpu_pagelists: bool = True
+    # Writeback from reclaim, seed 004's series (docs/presets.md):
+    direct_fs_writeback: bool = True  # patch 1/8 sets false
+    kswapd_fs_writeback: Literal["always", "high-priority", "never"] = "always"  # patch 5/8, patch 8/8
+    reclaim_throttle_dirty: bool = False  # patch 6/8
+    reclaim_invalidate: bool = False  # patch 7/8
 
 
 # The writeback and reclaim sysctls of Specification v2: name -> (default, minimum,

@@ -361,6 +361,10 @@ def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
         "zone_reclaim_mode": None if s.zone_reclaim_mode == "auto" else s.zone_reclaim_mode,
         "lowmem_reserve_ratio": lrr,
         "percpu_pagelists": kernel.policy.percpu_pagelists,
+        "direct_fs_writeback": kernel.policy.direct_fs_writeback,
+        "kswapd_fs_writeback": kernel.policy.kswapd_fs_writeback,
+        "reclaim_throttle_dirty": kernel.policy.reclaim_throttle_dirty,
+        "reclaim_invalidate": kernel.policy.reclaim_invalidate,
         **{name: getattr(s, name) for name in SYSCTL_LIMITS},
     }
 

@@ -49,6 +49,9 @@ pub struct KTask {
     pub wait: crate::backing_dev::PendingWait,
     /// A page fault that slept (waiting on I/O or a page lock) is resuming.
     pub in_fault: bool,
+    /// Reclaim met enough dirty pages in this zone to throttle (patch 6):
+    /// the reclaimer calls wait_iff_congested at its next point that can sleep.
+    pub throttle: Option<usize>,
 }
 
 pub struct Kernel {
@@ -195,6 +198,7 @@ impl Kernel {
                 pte_ready: false,
                 wait: Default::default(),
                 in_fault: false,
+                throttle: None,
             });
         }
         self.kt[pid as usize].mems = mems;
@@ -314,7 +318,7 @@ impl Kernel {
         }
         let zs = self.zone_stat_sum();
         let (bg, dirty) = self.global_dirty_limits();
-        vmstat::rows(self.era, &self.mm.vm, &Gauges { zs: &zs, dirty_thresh: dirty, bg_thresh: bg }, &present)
+        vmstat::rows(self.era, &self.mm.vm, &Gauges { zs: &zs, dirty_thresh: dirty, bg_thresh: bg, vmscan_invalidate: self.k.reclaim_invalidate }, &present)
     }
 
     pub fn page_ops(&self) -> u64 {

@@ -286,6 +286,21 @@ pub enum Zlc {
     FirstEligible,
 }
 
+/// When kswapd may write a dirty file page from the end of the LRU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum KswapdFsWriteback {
+    /// 3.0: whenever pageout's other conditions allow.
+    #[default]
+    #[serde(rename = "always")]
+    Always,
+    /// Patch 5/8: only at priority DEF_PRIORITY - 3 or below ("kswapd in trouble").
+    #[serde(rename = "high-priority")]
+    HighPriority,
+    /// Patch 8/8: never; the flusher threads clean every file page.
+    #[serde(rename = "never")]
+    Never,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelSpec {
@@ -302,6 +317,24 @@ pub struct KernelSpec {
     pub lowmem_reserve_ratio: Option<Vec<u64>>,
     #[serde(default = "default_true")]
     pub percpu_pagelists: bool,
+    /// Writeback from reclaim (seed 004's series, "Reduce filesystem
+    /// writeback from page reclaim v2"). Patch 1: false = direct reclaim
+    /// never writes a file page (anonymous pages are still written).
+    #[serde(default = "default_true")]
+    pub direct_fs_writeback: bool,
+    /// Patch 5 ("high-priority": kswapd writes file pages only below
+    /// DEF_PRIORITY - 2) and patch 8 ("never").
+    #[serde(default)]
+    pub kswapd_fs_writeback: KswapdFsWriteback,
+    /// Patch 6: after putback, wait_iff_congested when the pages met dirty
+    /// reach nr_taken >> (DEF_PRIORITY - priority).
+    #[serde(default)]
+    pub reclaim_throttle_dirty: bool,
+    /// Patch 7: a dirty file page reclaim skips is marked PG_reclaim
+    /// (nr_vmscan_invalidate), so it is rotated to the inactive tail and
+    /// reclaimed as soon as its writeback ends.
+    #[serde(default)]
+    pub reclaim_invalidate: bool,
     #[serde(default = "d20")]
     pub dirty_ratio: u64,
     #[serde(default = "d10")]

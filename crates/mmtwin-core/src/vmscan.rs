@@ -6,6 +6,7 @@
 //! balance_pgdat and its sleep rules, zone_reclaim's __zone_reclaim, and the
 //! shrink_slab driver.
 
+use crate::spec::KswapdFsWriteback;
 use crate::alloc::{gfp, ZoneReclaim};
 use crate::cost::Ctx;
 use crate::kernel::Kernel;
@@ -251,7 +252,7 @@ impl Kernel {
     /// shrink_page_list: decide each isolated page's fate. Freed pages leave
     /// `list`; kept and activated ones stay on it for putback. Returns
     /// (reclaimed, nr_dirty, nr_writeback, nr_congested).
-    fn shrink_page_list(&mut self, ctx: &mut Ctx, zi: usize, list: &mut ListHead, sc: &mut ScanControl) -> (u64, u64, u64, u64) {
+    fn shrink_page_list(&mut self, ctx: &mut Ctx, zi: usize, list: &mut ListHead, sc: &mut ScanControl, prio: i32) -> (u64, u64, u64, u64) {
         let mut keep = ListHead::default();
         let (mut reclaimed, mut nr_dirty, mut nr_writeback, mut nr_congested) = (0u64, 0u64, 0u64, 0u64);
         let may_enter_fs = sc.gfp & gfp::FS != 0;
@@ -307,6 +308,15 @@ impl Kernel {
             }
             if self.mm.pages.test(p, PG_DIRTY) {
                 nr_dirty += 1;
+                if self.mm.pages.test(p, PG_FILE) && !self.may_write_file_page(ctx, prio) {
+                    // The series (seed 004): leave file pages to the flusher.
+                    if self.k.reclaim_invalidate {
+                        self.zs_add(zi, Zs::NrVmscanImmediate, 1);
+                        self.mm.pages.set(p, PG_RECLAIM);
+                    }
+                    self.mm.pages.push_front(&mut keep, p);
+                    continue;
+                }
                 if refs == PageRef::ReclaimClean || !may_enter_fs || !sc.may_writepage {
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
@@ -364,7 +374,7 @@ impl Kernel {
             return 0;
         }
         self.mm.zones[zi].recent_scanned[file as usize] += taken;
-        let (reclaimed, ..) = self.shrink_page_list(ctx, zi, &mut list, sc);
+        let (reclaimed, nr_dirty, ..) = self.shrink_page_list(ctx, zi, &mut list, sc, prio);
         if sc.kswapd {
             self.mm.vm.add(Ev::KswapdSteal, reclaimed);
             self.mm.vm.zadd(Zev::PgstealKswapd, zt, reclaimed);
@@ -372,6 +382,11 @@ impl Kernel {
             self.mm.vm.zadd(Zev::PgstealDirect, zt, reclaimed);
         }
         self.putback_lru_pages(ctx, zi, &mut list);
+        // Patch 6 (v2 counts the dirty pages met): throttle when they are
+        // at least nr_taken >> (DEF_PRIORITY - priority).
+        if self.k.reclaim_throttle_dirty && nr_dirty > 0 && nr_dirty >= taken >> (DEF_PRIORITY - prio) {
+            self.kt[ctx.pid as usize].throttle = Some(zi);
+        }
         if self.trace.on(Tp::MmVmscanLruShrinkInactive) {
             let rec = TraceRec::LruShrinkInactive {
                 nid: self.mm.zones[zi].node as u32,
@@ -393,6 +408,27 @@ impl Kernel {
             self.emit(ctx, &rec);
         }
         reclaimed
+    }
+
+    /// May this reclaimer write a dirty file page (the series' patches 1, 5
+    /// and 8)? Anonymous pages are not asked.
+    fn may_write_file_page(&self, ctx: &Ctx, prio: i32) -> bool {
+        if !self.kt[ctx.pid as usize].kswapd {
+            return self.k.direct_fs_writeback;
+        }
+        match self.k.kswapd_fs_writeback {
+            KswapdFsWriteback::Always => true,
+            KswapdFsWriteback::HighPriority => prio < DEF_PRIORITY - 2,
+            KswapdFsWriteback::Never => false,
+        }
+    }
+
+    /// The throttle patch 6 asked for in shrink_inactive_list, taken at the
+    /// reclaimer's next point that can sleep: wait_iff_congested(HZ/10).
+    fn take_throttle(&mut self, ctx: &mut Ctx) -> Option<Next> {
+        let zi = self.kt[ctx.pid as usize].throttle.take()?;
+        let timeout = self.jiffies_ns(self.hz / 10);
+        self.wait_iff_congested(ctx, zi, timeout)
     }
 
     /// shrink_active_list: deactivate pages from the active list's tail.
@@ -570,6 +606,9 @@ impl Kernel {
                 dr.may_writepage = true;
             }
             dr.prio -= 1;
+            if let Some(next) = self.take_throttle(ctx) {
+                return Err(next);
+            }
             if sc.nr_scanned > 0 && prio < DEF_PRIORITY - 2 {
                 if let Some(first) = zones.first() {
                     if let Some(next) = self.wait_iff_congested(ctx, *first, self.jiffies_ns(self.hz / 10)) {
@@ -637,6 +676,9 @@ impl Kernel {
             }
         }
         self.kt[pid].pf_memalloc = was;
+        // __zone_reclaim runs within one step and cannot sleep here: a
+        // throttle its scanning asked for (patch 6) is not taken.
+        self.kt[pid].throttle = None;
         sc.nr_reclaimed >= nr_pages
     }
 
@@ -872,6 +914,9 @@ impl Kernel {
         } else {
             ks.prio -= 1;
         }
+        if let Some(next) = self.take_throttle(ctx) {
+            return next;
+        }
         // The congestion wait comes before either way out of the pass.
         if total_scanned > 0 && prio < DEF_PRIORITY - 2 {
             if has_under_min {
@@ -974,5 +1019,124 @@ impl Kernel {
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrVmscanWrite, 1);
         Pageout::Success
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::TaskKind;
+    use serde_json::json;
+
+    /// One node of 4 CPUs, one xfs disk, and the kernel of seed 004's series
+    /// with `patches` of its eight applied (0, 7 or 8).
+    fn boot(patches: u32) -> Kernel {
+        let mut k = json!({"name": "k", "era": "3.0", "zlc": "after-first-zone", "dirty_ratio": 40});
+        if patches >= 7 {
+            k["direct_fs_writeback"] = json!(false);
+            k["kswapd_fs_writeback"] = json!(if patches == 8 { "never" } else { "high-priority" });
+            k["reclaim_throttle_dirty"] = json!(true);
+            k["reclaim_invalidate"] = json!(true);
+        }
+        let spec = json!({
+            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
+                "nodes": [{"cpus": 4, "zones": [{"name": "DMA32", "present_pages": 8192}], "reserved_pages": 64}],
+                "distance": [[10]],
+                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80},
+                "storage": {"devices": [{"name": "sda", "disks": 1, "bandwidth_mib_s": 100, "access_us": 8000,
+                                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 10000}],
+                            "fs": {"kind": "xfs", "device": 0, "size_mib": 9000}}},
+            "kernel": k,
+            "workload": {"kind": "fsmark", "threads": 1, "dirs": 1, "subdirs": 2, "files_per_subdir": 10,
+                         "files": 1, "iterations": 1, "file_bytes": 4096}});
+        Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap()
+    }
+
+    /// 32 dirty, unreferenced file pages at the tail of the inactive list,
+    /// then one shrink_inactive_list pass by kswapd or a direct reclaimer at
+    /// `prio`. Returns (nr_vmscan_write, nr_vmscan_invalidate, pages put
+    /// under writeback, throttle asked for).
+    fn reclaim_dirty(patches: u32, by_kswapd: bool, prio: i32) -> (i64, i64, usize, bool) {
+        let mut k = boot(patches);
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let ks = k.sched.tasks.iter().position(|t| matches!(t.kind, TaskKind::Kswapd(_))).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        k.mm.cache.enter(0);
+        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        let mut pages = Vec::new();
+        for idx in 0..32 {
+            assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
+            pages.push(k.find_get_page(ino, idx).unwrap());
+        }
+        k.lru_add_drain(&mut ctx);
+        for &p in &pages {
+            k.mm.pages.clear(p, PG_REFERENCED);
+        }
+        let zi = k.mm.zone_of(pages[0]);
+        if by_kswapd {
+            ctx.pid = ks;
+        }
+        let mut sc = ScanControl {
+            gfp: gfp::GFP_KERNEL,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr_to_reclaim: SWAP_CLUSTER_MAX,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            order: 0,
+            kswapd: by_kswapd,
+            swappiness: 60,
+        };
+        let reclaimed = k.shrink_inactive_list(&mut ctx, zi, 32, &mut sc, prio, true);
+        assert_eq!(reclaimed, 0, "a dirty page was freed");
+        let under_wb = pages.iter().filter(|&&p| k.mm.pages.test(p, PG_WRITEBACK)).count();
+        let throttle = k.kt[ctx.pid as usize].throttle.is_some();
+        (k.zs(zi, Zs::NrVmscanWrite), k.zs(zi, Zs::NrVmscanImmediate), under_wb, throttle)
+    }
+
+    #[test]
+    fn the_series_decides_who_writes_a_dirty_file_page() {
+        // 3.0: every reclaimer calls pageout (counted); xfs writes only for kswapd.
+        assert_eq!(reclaim_dirty(0, true, DEF_PRIORITY), (32, 0, 32, false));
+        assert_eq!(reclaim_dirty(0, false, DEF_PRIORITY), (32, 0, 0, false));
+        // Patches 1-7: direct reclaim never writes, kswapd only below DEF_PRIORITY - 2;
+        // the pages skipped are marked for immediate reclaim, and meeting 32
+        // dirty pages of 32 taken asks for the throttle at any priority.
+        assert_eq!(reclaim_dirty(7, false, DEF_PRIORITY), (0, 32, 0, true));
+        assert_eq!(reclaim_dirty(7, true, DEF_PRIORITY - 2), (0, 32, 0, true));
+        assert_eq!(reclaim_dirty(7, true, DEF_PRIORITY - 3), (32, 0, 32, true));
+        // Patch 8: kswapd never writes a file page.
+        assert_eq!(reclaim_dirty(8, true, 0), (0, 32, 0, true));
+    }
+
+    #[test]
+    fn a_page_marked_for_immediate_reclaim_goes_to_the_tail_when_its_writeback_ends() {
+        let mut k = boot(7);
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        k.mm.cache.enter(0);
+        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        for idx in 0..2 {
+            assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
+        }
+        k.lru_add_drain(&mut ctx);
+        let (a, b) = (k.find_get_page(ino, 0).unwrap(), k.find_get_page(ino, 1).unwrap());
+        let zi = k.mm.zone_of(a);
+        // Page `a` was skipped by reclaim under patch 7; `b` was not.
+        k.mm.pages.set(a, PG_RECLAIM);
+        for p in [a, b] {
+            k.clear_page_dirty_for_io(p);
+            k.set_page_writeback(p);
+            k.end_page_writeback(p);
+        }
+        let tail = k.mm.zones[zi].lru[LRU_INACTIVE_FILE].tail;
+        assert_eq!(tail, a, "the page written after being marked was not rotated to the tail");
+        assert!(!k.mm.pages.test(a, PG_RECLAIM));
+        // Redirtying a marked page unmarks it (set_page_dirty's ClearPageReclaim).
+        k.mm.pages.set(b, PG_RECLAIM);
+        k.set_page_dirty(&mut ctx, b);
+        assert!(!k.mm.pages.test(b, PG_RECLAIM));
     }
 }

@@ -158,6 +158,8 @@ pub struct Gauges<'a> {
     pub zs: &'a [i64; NR_ZS],
     pub dirty_thresh: u64,
     pub bg_thresh: u64,
+    /// The kernel carries seed 004's patch 7 (v2), which adds nr_vmscan_invalidate.
+    pub vmscan_invalidate: bool,
 }
 
 const ZONE_SUFFIX: [&str; 5] = ["dma", "dma32", "normal", "high", "movable"];
@@ -224,6 +226,7 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
                 ("nr_unstable", Zs::NrUnstableNfs),
                 ("nr_bounce", Zs::NrBounce),
                 ("nr_vmscan_write", Zs::NrVmscanWrite),
+                ("nr_vmscan_invalidate", Zs::NrVmscanImmediate),
                 ("nr_writeback_temp", Zs::NrWritebackTemp),
                 ("nr_isolated_anon", Zs::NrIsolatedAnon),
                 ("nr_isolated_file", Zs::NrIsolatedFile),
@@ -237,6 +240,9 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
                 ("numa_local", Zs::NumaLocal),
                 ("numa_other", Zs::NumaOther),
             ] {
+                if item == Zs::NrVmscanImmediate && !g.vmscan_invalidate {
+                    continue;
+                }
                 p(name, zs(item));
             }
             p("nr_anon_transparent_hugepages", 0);
@@ -363,7 +369,7 @@ mod tests {
         v.zadd(Zev::PgstealKswapd, 2, 7);
         v.add(Ev::KswapdSteal, 7);
         let zs = [0i64; NR_ZS];
-        let rows = rows(Era::V30, &v, &Gauges { zs: &zs, dirty_thresh: 3, bg_thresh: 1 }, &[true, true, true, false, false]);
+        let rows = rows(Era::V30, &v, &Gauges { zs: &zs, dirty_thresh: 3, bg_thresh: 1, vmscan_invalidate: false }, &[true, true, true, false, false]);
         let get = |n: &str| rows.iter().find(|(k, _)| k == n).map(|r| r.1);
         assert_eq!(get("pgsteal_normal"), Some(12));
         assert_eq!(get("kswapd_steal"), Some(7));

@@ -313,3 +313,4 @@ fn a_sequential_small_read_marks_a_page_accessed_once_per_pass() {
         assert!(k.mm.pages.test(page(&k, idx), PG_ACTIVE), "page {idx} not activated by a second pass");
     }
 }
+

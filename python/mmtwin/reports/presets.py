@@ -70,6 +70,10 @@ def describe_kernel(k: Kernel) -> str:
             f"  era {k.era}",
             f"  policy: zlc {k.policy.zlc}, zlc_reconsider {str(k.policy.zlc_reconsider).lower()}, "
             f"percpu_pagelists {str(k.policy.percpu_pagelists).lower()}",
+            f"  policy (writeback from reclaim): direct_fs_writeback {str(k.policy.direct_fs_writeback).lower()}, "
+            f"kswapd_fs_writeback {k.policy.kswapd_fs_writeback}, "
+            f"reclaim_throttle_dirty {str(k.policy.reclaim_throttle_dirty).lower()}, "
+            f"reclaim_invalidate {str(k.policy.reclaim_invalidate).lower()}",
             f"  sysctl: min_free_kbytes {s.min_free_kbytes}, zone_reclaim_mode {s.zone_reclaim_mode}, "
             f"lowmem_reserve_ratio {s.lowmem_reserve_ratio}",
             "  sysctl: " + ", ".join(f"{name} {getattr(s, name)}" for name in SYSCTL_LIMITS),
