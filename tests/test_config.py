@@ -227,6 +227,8 @@ def test_experiment_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixt
         ('kind = "memhog"', 'kind = "fsmark"', "workload.kind: 'fsmark' is not allowed; expected 'memhog'"),
         ("seed = 1", "sead = 1", "sead: unknown key; allowed keys here: name, description, seed_document, machine, kernels, seed"),
         ('kernels = ["test-base", "test-zlc"]', "kernels = []", "kernels: [] is not allowed; list at least one kernel"),
+        ("seed = 1", "seed = 1\n[sysctl]\ndirty_ratio = 140", "sysctl.dirty_ratio: 140 is not allowed; expected an integer 0..100"),
+        ("seed = 1", "seed = 1\n[sysctl]\ndirty_ration = 40", "sysctl.dirty_ration: unknown key"),
     ]
     monkeypatch.setenv("MMTWIN_EXPERIMENTS", str(tmp_path))
     for old, new, expected in cases:
@@ -236,6 +238,20 @@ def test_experiment_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixt
             config.load_experiment("tiny-zlc")
         assert expected in info.value.message, info.value.message
         assert info.value.message.startswith(str(tmp_path / "tiny-zlc.toml") + ": ") or "tiny-zlc.toml: " in info.value.message
+
+
+def test_experiment_sysctl_overrides_only_the_keys_it_gives() -> None:
+    """Seed 004's experiments set dirty_ratio 40 for every kernel; the other sysctls stay the profiles'."""
+    from mmtwin import experiment
+
+    loaded = experiment.load("reclaim-writeback-xfs")
+    assert [k.sysctl.dirty_ratio for k in loaded.kernels] == [40, 40, 40]
+    assert [k.sysctl.dirty_background_ratio for k in loaded.kernels] == [10, 10, 10]
+    assert config.load_kernel("3.0-rc6-vanilla").sysctl.dirty_ratio == 20  # the profile itself is unchanged
+    specs = [p.spec["kernel"] for p in experiment.plan(loaded, scale=0.1) if p.run == "fsmark-1P"]
+    assert [(s["dirty_ratio"], s["kswapd_fs_writeback"]) for s in specs] == [
+        (40, "always"), (40, "high-priority"), (40, "never"),
+    ]
 
 
 def test_experiment_unknown_machine_names_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture_presets: Path) -> None:

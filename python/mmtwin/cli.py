@@ -324,6 +324,7 @@ def run(
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
     from mmtwin.config import load_kernel
+    from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, run_spec, strip_perf
     from mmtwin.reports import mmtests2011 as mt
     from mmtwin.reports import vmstat as vm
@@ -339,7 +340,10 @@ def run(
     m = _load_machine(machine, loaded)
     if kernel is None and loaded is None:
         raise MmtwinError("--kernel: missing; give -k NAME (or --experiment to default to its baseline kernel)")
-    k = load_kernel(kernel) if kernel is not None else loaded.kernels[0]
+    if kernel is None:
+        k = loaded.kernels[0]
+    else:
+        k = load_kernel(kernel) if loaded is None else with_experiment_sysctl(loaded.experiment, load_kernel(kernel))
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
     spec = resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr)
     _plot_dir(plot)
@@ -413,6 +417,7 @@ def compare(
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
     from mmtwin.config import load_kernel
+    from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, run_many, strip_perf
     from mmtwin.reports import mmtests2011 as mt
     from mmtwin.reports.mmtests import check_era, compare_report, samples_from_results
@@ -437,7 +442,10 @@ def compare(
     frac = _scale(scale)
     m = _load_machine(machine, loaded)
     by_name = {k.name: k for k in (loaded.kernels if loaded is not None else [])}
-    ks = [by_name[n] if n in by_name else load_kernel(n) for n in names]
+    ks = [
+        by_name[n] if n in by_name else load_kernel(n) if loaded is None else with_experiment_sysctl(loaded.experiment, load_kernel(n))
+        for n in names
+    ]
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
     specs = [resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check) for k in ks]
     started = time.perf_counter()

@@ -937,6 +937,9 @@ class Experiment(StrictModel):
     machine: str
     kernels: list[str]
     seed: int = 1
+    # Sysctls the tester set for every kernel (seed 004: "Dirty ratio was
+    # tuned to 40%"); only the keys given override each kernel profile's.
+    sysctl: Sysctl | None = None
     workload: ExperimentWorkload | None = None  # matrix shape only
     matrix: Matrix | None = None
     runs: list[Run] | None = None

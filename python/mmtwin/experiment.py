@@ -51,7 +51,16 @@ def load(name_or_path: str) -> LoadedExperiment:
     where = display_path(path)
     exp: Experiment = load_file(Experiment, path)
     machine, kernels = load_experiment_parts(exp, where)
+    kernels = [with_experiment_sysctl(exp, k) for k in kernels]
     return LoadedExperiment(exp, machine, kernels, where)
+
+
+def with_experiment_sysctl(exp: Experiment, kernel: Kernel) -> Kernel:
+    """The kernel with the sysctls the experiment sets for every kernel (only the keys it gives)."""
+    if exp.sysctl is None:
+        return kernel
+    given = {key: getattr(exp.sysctl, key) for key in sorted(exp.sysctl.model_fields_set)}
+    return kernel.model_copy(update={"sysctl": kernel.sysctl.model_copy(update=given)})
 
 
 def plan(loaded: LoadedExperiment, *, scale: Fraction | float = 1, check: bool = False) -> list[PlannedRun]:
