@@ -38,3 +38,16 @@ def test_the_series_on_xfs_fsmark_at_one_eighth_scale() -> None:
     for k in (kwb, nok):
         assert k["files_per_sec"] > van["files_per_sec"], r
         assert k["elapsed"] < van["elapsed"], r
+
+
+@requires_engine
+def test_reproduce_reclaim_writeback_at_quarter_scale() -> None:
+    """The reproduction's claims come out at a quarter of the published scale, and --experiment is refused in one line."""
+    proc = run_cli("reproduce", "reclaim-writeback", "--scale", "0.25", "--json", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    assert [c["id"] for c in data["claims"]] == ["R1", "R2", "R3", "R4", "R5", "R6"]
+    assert all(c["held"] and c["held_published"] for c in data["claims"]), data["claims"]
+    assert len(data["configurations"]) == 10 and data["oom_runs"] == []
+    bad = run_cli("reproduce", "reclaim-writeback", "--experiment", "zlcfirst")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--experiment: 'zlcfirst' is not allowed" in bad.stderr

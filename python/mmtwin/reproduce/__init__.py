@@ -71,9 +71,9 @@ def format_claims(
 
 
 def registry() -> dict[str, Reproduction]:
-    from mmtwin.reproduce import zlcfirst, zonelist_cache
+    from mmtwin.reproduce import reclaim_writeback, zlcfirst, zonelist_cache
 
-    entries = [zonelist_cache.REPRODUCTION, zlcfirst.REPRODUCTION]
+    entries = [zonelist_cache.REPRODUCTION, zlcfirst.REPRODUCTION, reclaim_writeback.REPRODUCTION]
     return {r.name: r for r in entries}
 
 
