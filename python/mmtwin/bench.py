@@ -73,6 +73,15 @@ SCENARIOS: dict[str, Scenario] = {
             experiment="zlcfirst",
             run="largedd",
         ),
+        Scenario(
+            "fsmark-seed004-xfs-vanilla",
+            "seed 004's fs_mark, one thread per CPU, on the 512M xfs box, 3.0-rc6-vanilla: kswapd writing dirty pages from the end of the LRU",
+            "x86-64-4core-512m-xfs",
+            "3.0-rc6-vanilla",
+            0.1,
+            experiment="reclaim-writeback-xfs",
+            run="fsmark-512M",
+        ),
     )
 }
 
