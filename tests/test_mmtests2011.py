@@ -187,3 +187,27 @@ def test_report_rejects_memhog() -> None:
 
     with pytest.raises(MmtwinError, match="no 2011 MMTests report for workload kind 'memhog'"):
         mt.report("memhog", PUBLISHED["fsmark"])
+
+
+def test_series_rows_appear_when_a_kernel_has_nr_vmscan_invalidate() -> None:
+    """Seed 004's vmstat block adds Page reclaim invalidate/throttled, Kswapd skipped wait and the
+    compaction rows; a kernel without the counter prints 0 there. Figures: the seed's 512M-xfs run."""
+    van = {"pgscan_kswapd_dma32": 18931089, "kswapd_steal": 8878200, "pgsteal_dma32": 8878200 + 883407,
+           "pgscan_direct_dma32": 886587, "nr_vmscan_write": 170014, "kswapd_skip_congestion_wait": 20}
+    kwb = {**van, "nr_vmscan_write": 117717, "nr_vmscan_invalidate": 1221396, "kswapd_skip_congestion_wait": 3}
+
+    def column(name: str, deltas: dict[str, int]) -> mt.Column:
+        return mt.Column(name, {}, {}, mt.vmstat_texts(mt.summarise_vmstat(deltas), "137.65"))
+
+    cols = [column("vanilla", van), column("kswapwb", kwb)]
+    assert mt.vmstat_rows(cols) == mt.VMSTAT_ROWS_SERIES
+    assert mt.vmstat_rows(cols[:1]) == mt.VMSTAT_ROWS  # 3.0 alone: the seed-000 rows
+    block = mt.vmstat_block(cols).splitlines()
+    rows = [line[:40].rstrip() for line in block[1:]]
+    assert rows[13:16] == ["Page writes by reclaim", "Page reclaim invalidate", "Page reclaim throttled"]
+    assert rows[-6:] == ["Kswapd skipped wait", "Compaction stalls", "Compaction success", "Compaction failures",
+                         "Compaction pages moved", "Compaction move failure"]
+    by_row = {line[:40].rstrip(): line[40:].split() for line in block[1:]}
+    assert by_row["Page reclaim invalidate"] == ["0", "1221396"]
+    assert by_row["Kswapd skipped wait"] == ["20", "3"]
+    assert by_row["Kswapd velocity"] == ["137530.614", "137530.614"]  # as the seed prints it

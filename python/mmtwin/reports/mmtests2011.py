@@ -60,6 +60,24 @@ VMSTAT_ROWS = (
     "Direct inode steals",
     "Kswapd inode steals",
 )
+# The vmstat rows of Mel Gorman's report for the writeback-from-reclaim series
+# (seed 004, July 2011): printed when a kernel of the comparison has that
+# series' counter (nr_vmscan_invalidate); a kernel without it prints 0 there.
+SERIES_ROWS = ("Page reclaim invalidate", "Page reclaim throttled")
+LATE_ROWS = (
+    "Kswapd skipped wait",
+    "Compaction stalls",
+    "Compaction success",
+    "Compaction failures",
+    "Compaction pages moved",
+    "Compaction move failure",
+)
+VMSTAT_ROWS_SERIES = (
+    *VMSTAT_ROWS[: VMSTAT_ROWS.index("Page writes by reclaim") + 1],
+    *SERIES_ROWS,
+    *VMSTAT_ROWS[VMSTAT_ROWS.index("Page writes by reclaim") + 1 :],
+    *LATE_ROWS,
+)
 TITLES = {"fsmark": "FS-Mark", "largedd": "LARGE DD", "mmapstream": "Streaming Mapped Writer"}
 ZONE_SUFFIXES = ("dma", "dma32", "normal", "movable", "high")  # the script's per-zone counter names
 
@@ -112,6 +130,9 @@ class VmstatSummary:
     slabs_scanned: int
     direct_inode_steals: int
     kswapd_inode_steals: int
+    invalidate: int | None = None  # nr_vmscan_invalidate; None when the kernel has no such counter
+    kswapd_skipped_wait: int = 0
+    compaction: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)  # stall, success, fail, pages moved, move failure
 
 
 def vmstat_deltas(result: Mapping[str, Any]) -> dict[str, int]:
@@ -144,6 +165,10 @@ def summarise_vmstat(deltas: Mapping[str, int]) -> VmstatSummary:
         slabs_scanned=total("slabs_scanned"),
         direct_inode_steals=total("pginodesteal"),
         kswapd_inode_steals=total("kswapd_inodesteal"),
+        invalidate=total("nr_vmscan_invalidate") if "nr_vmscan_invalidate" in deltas else None,
+        kswapd_skipped_wait=total("kswapd_skip_congestion_wait"),
+        compaction=(total("compact_stall"), total("compact_success"), total("compact_fail"),
+                    total("compact_pagemigrate"), total("compact_pagefailed")),
     )
 
 
@@ -177,6 +202,10 @@ def vmstat_texts(s: VmstatSummary, elapsed_text: str) -> dict[str, str]:
         "Slabs scanned": str(s.slabs_scanned),
         "Direct inode steals": str(s.direct_inode_steals),
         "Kswapd inode steals": str(s.kswapd_inode_steals),
+        **({} if s.invalidate is None else {"Page reclaim invalidate": str(s.invalidate)}),
+        "Page reclaim throttled": "0",  # nr_vmscan_throttled, dropped in the series' v2
+        "Kswapd skipped wait": str(s.kswapd_skipped_wait),
+        **dict(zip(LATE_ROWS[1:], map(str, s.compaction))),
     }
 
 
@@ -314,10 +343,15 @@ def duration_block(columns: Sequence[Column]) -> str:
     return "\n".join(lines)
 
 
+def vmstat_rows(columns: Sequence[Column]) -> tuple[str, ...]:
+    """The rows of the block: the seed-004 report's when a kernel has nr_vmscan_invalidate."""
+    return VMSTAT_ROWS_SERIES if any(SERIES_ROWS[0] in c.vmstat for c in columns) else VMSTAT_ROWS
+
+
 def vmstat_block(columns: Sequence[Column]) -> str:
     lines = ["MMTests Statistics: vmstat"]
-    for row in VMSTAT_ROWS:
-        lines.append(f"{row:<40}" + "".join(f"{c.vmstat[row]:>12}" for c in columns))
+    for row in vmstat_rows(columns):
+        lines.append(f"{row:<40}" + "".join(f"{c.vmstat.get(row, '0'):>12}" for c in columns))
     return "\n".join(lines)
 
 
