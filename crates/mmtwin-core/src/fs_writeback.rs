@@ -8,6 +8,7 @@
 use crate::block::{Dir, Submit};
 use crate::cost::Ctx;
 use crate::fs::NO_BLOCK;
+use crate::spec::FsKind;
 use crate::kernel::Kernel;
 use crate::page::*;
 use crate::sched::{Next, Wq};
@@ -258,20 +259,50 @@ impl Kernel {
         true
     }
 
-    /// Reclaim's ->writepage on one page: write it if the filesystem
-    /// agrees, else redirty it.
+    /// ->writepage for reclaim's pageout (the page's dirty bit is already
+    /// cleared). xfs (xfs_vm_writepage) also writes the dirty pages that
+    /// follow it in the file and on disk (xfs_cluster_write), up to the
+    /// writeback_control's nr_to_write, SWAP_CLUSTER_MAX in pageout, in the
+    /// same bio; ext4 writes only the page. A refused or unsubmittable
+    /// page is redirtied (redirty_page_for_writepage).
     pub fn writepage_for_reclaim(&mut self, ctx: &mut Ctx, p: u32, kswapd: bool) {
         let ino = self.mm.pages.owner[p as usize];
         let idx = self.mm.pages.index[p as usize] as u64;
         if self.fs.writepage_allowed(ino, idx, kswapd) {
+            let mut run = 1u64;
+            if self.fs.kind == FsKind::Xfs {
+                let size = self.fs.inodes[ino as usize].size;
+                while run < 1 + crate::vmscan::SWAP_CLUSTER_MAX && idx + run < size {
+                    let Some(q) = self.find_get_page(ino, idx + run) else { break };
+                    let f = self.mm.pages.flags[q as usize];
+                    if f & PG_DIRTY == 0 || f & (PG_WRITEBACK | PG_LOCKED) != 0 {
+                        break;
+                    }
+                    run += 1;
+                }
+            }
             let mut block = self.fs.bmap(ino, idx);
             if block == NO_BLOCK {
-                block = self.fs.alloc_blocks(ino, idx, 1);
+                // Delayed allocation: allocate the whole run at once.
+                block = self.fs.alloc_blocks(ino, idx, run);
             }
-            ctx.sys += self.cost.writepage_ns;
-            // pageout() already cleared the dirty bit (clear_page_dirty_for_io).
-            if self.submit_bio_write(ctx, block, &[p]) {
+            // The cluster ends where the file's blocks stop being contiguous.
+            let mut n = 1u64;
+            while n < run && self.fs.bmap(ino, idx + n) == block + n {
+                n += 1;
+            }
+            let mut pfns = Vec::with_capacity(n as usize);
+            pfns.push(p);
+            for k in 1..n {
+                pfns.push(self.find_get_page(ino, idx + k).expect("a page of the run"));
+            }
+            ctx.sys += self.cost.writepage_ns * n;
+            if self.submit_bio_write(ctx, block, &pfns) {
                 self.set_page_writeback(p);
+                for &q in &pfns[1..] {
+                    self.clear_page_dirty_for_io(q);
+                    self.set_page_writeback(q);
+                }
                 return;
             }
         }

@@ -79,6 +79,12 @@ impl Kernel {
         if i.size <= index {
             i.size = index + 1;
         }
+        // set_page_dirty (2.6.39+) clears PG_reclaim: a redirtied page is no
+        // longer one to reclaim as its writeback ends. write(2) dirties
+        // through the buffer heads (__set_page_dirty), which does not.
+        if self.era != crate::spec::Era::V2618 {
+            self.mm.pages.clear(p, PG_RECLAIM);
+        }
         self.set_page_dirty(ctx, p);
         PageOp::Done
     }

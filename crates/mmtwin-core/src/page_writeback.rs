@@ -98,9 +98,6 @@ impl Kernel {
     /// set_page_dirty for a page-cache page (account_page_dirtied and
     /// __mark_inode_dirty).
     pub fn set_page_dirty(&mut self, ctx: &mut Ctx, p: u32) {
-        // A redirtied page is no longer one to reclaim at writeback's end
-        // (set_page_dirty's ClearPageReclaim, 2.6.39+).
-        self.mm.pages.clear(p, PG_RECLAIM);
         if self.mm.pages.test(p, PG_DIRTY) {
             return;
         }

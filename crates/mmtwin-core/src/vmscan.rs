@@ -54,11 +54,27 @@ pub struct DirectReclaim {
     pub total_scanned: u64,
     pub nr_reclaimed: u64,
     pub may_writepage: bool,
+    /// Woke from patch 6's throttle on the way out with enough reclaimed.
+    pub finished: bool,
+    /// Woke from patch 6's throttle: the iteration's own wait (3.0's
+    /// wait_iff_congested after scanning at priority < DEF_PRIORITY - 2,
+    /// with the pages that iteration scanned) comes next.
+    pub end_wait_scanned: Option<u64>,
 }
 
 impl DirectReclaim {
     pub fn start(gfp: u32, order: usize, zl_idx: usize) -> DirectReclaim {
-        DirectReclaim { gfp, order, zl_idx, prio: DEF_PRIORITY, total_scanned: 0, nr_reclaimed: 0, may_writepage: true }
+        DirectReclaim {
+            gfp,
+            order,
+            zl_idx,
+            prio: DEF_PRIORITY,
+            total_scanned: 0,
+            nr_reclaimed: 0,
+            may_writepage: true,
+            finished: false,
+            end_wait_scanned: None,
+        }
     }
 }
 
@@ -86,6 +102,9 @@ pub struct Kswapd {
     pub nr_reclaimed: u64,
     pub may_writepage: bool,
     pub awake_since: u64,
+    /// Woke from patch 6's throttle at the end of a pass: the pass's own
+    /// congestion wait (did the pass want it, was a zone below min) comes next.
+    pub end_wait: Option<(bool, bool)>,
 }
 
 impl Kswapd {
@@ -102,6 +121,7 @@ impl Kswapd {
             nr_reclaimed: 0,
             may_writepage: true,
             awake_since: 0,
+            end_wait: None,
         }
     }
 }
@@ -569,6 +589,18 @@ impl Kernel {
     /// the reclaimer sleeps in wait_iff_congested (resumes at dr.prio).
     pub fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, dr: &mut DirectReclaim, mems: &[bool]) -> Result<u64, Next> {
         let zones = self.reclaim_zones(dr.zl_idx, mems);
+        if dr.finished {
+            return Ok(dr.nr_reclaimed);
+        }
+        if let Some(scanned) = dr.end_wait_scanned.take() {
+            if scanned > 0 && dr.prio + 1 < DEF_PRIORITY - 2 {
+                if let Some(first) = zones.first() {
+                    if let Some(next) = self.wait_iff_congested(ctx, *first, self.jiffies_ns(self.hz / 10)) {
+                        return Err(next);
+                    }
+                }
+            }
+        }
         while dr.prio >= 0 {
             let prio = dr.prio;
             let mut sc = ScanControl {
@@ -599,6 +631,13 @@ impl Kernel {
             dr.nr_reclaimed = sc.nr_reclaimed;
             dr.total_scanned += sc.nr_scanned;
             if dr.nr_reclaimed >= SWAP_CLUSTER_MAX {
+                // A throttle patch 6 asked for in this iteration is taken
+                // even though enough was reclaimed (3.2 waits inside
+                // shrink_inactive_list).
+                if let Some(next) = self.take_throttle(ctx) {
+                    dr.finished = true;
+                    return Err(next);
+                }
                 break;
             }
             if dr.total_scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
@@ -607,6 +646,7 @@ impl Kernel {
             }
             dr.prio -= 1;
             if let Some(next) = self.take_throttle(ctx) {
+                dr.end_wait_scanned = Some(sc.nr_scanned);
                 return Err(next);
             }
             if sc.nr_scanned > 0 && prio < DEF_PRIORITY - 2 {
@@ -789,7 +829,18 @@ impl Kernel {
                 self.begin_balance(node, ctx);
                 Next::Run
             }
-            KsState::Balancing => self.balance_pgdat_pass(node, ctx),
+            KsState::Balancing => {
+                if let Some((wants_wait, has_under_min)) = self.kswapd[node].end_wait.take() {
+                    if wants_wait {
+                        if has_under_min {
+                            self.mm.vm.inc(Ev::KswapdSkipCongestionWait);
+                        } else {
+                            return self.congestion_wait(ctx, self.jiffies_ns(self.hz / 10));
+                        }
+                    }
+                }
+                self.balance_pgdat_pass(node, ctx)
+            }
         }
     }
 
@@ -894,6 +945,11 @@ impl Kernel {
         }
         let present_upto: u64 = zones.iter().take(classzone + 1).map(|&zi| self.mm.zones[zi].present).sum();
         if all_ok || (order > 0 && balanced >= present_upto / 4) {
+            // A throttle patch 6 asked for in this pass comes first; the
+            // next step finds the node balanced again and finishes.
+            if let Some(next) = self.take_throttle(ctx) {
+                return next;
+            }
             // balance_pgdat returns end_zone as the classzone kswapd sleeps on.
             self.kswapd[node].classzone = end_zone;
             return self.balance_done(node, ctx);
@@ -914,11 +970,13 @@ impl Kernel {
         } else {
             ks.prio -= 1;
         }
+        let wants_wait = total_scanned > 0 && prio < DEF_PRIORITY - 2;
         if let Some(next) = self.take_throttle(ctx) {
+            self.kswapd[node].end_wait = Some((wants_wait, has_under_min));
             return next;
         }
         // The congestion wait comes before either way out of the pass.
-        if total_scanned > 0 && prio < DEF_PRIORITY - 2 {
+        if wants_wait {
             if has_under_min {
                 self.mm.vm.inc(Ev::KswapdSkipCongestionWait);
             } else {
@@ -1134,9 +1192,12 @@ mod tests {
         let tail = k.mm.zones[zi].lru[LRU_INACTIVE_FILE].tail;
         assert_eq!(tail, a, "the page written after being marked was not rotated to the tail");
         assert!(!k.mm.pages.test(a, PG_RECLAIM));
-        // Redirtying a marked page unmarks it (set_page_dirty's ClearPageReclaim).
+        // A write fault redirtying a marked page unmarks it (set_page_dirty's
+        // ClearPageReclaim); write(2) does not (__set_page_dirty).
         k.mm.pages.set(b, PG_RECLAIM);
-        k.set_page_dirty(&mut ctx, b);
+        assert!(matches!(k.write_page(&mut ctx, ino, 1, 4096), crate::filemap::PageOp::Done));
+        assert!(k.mm.pages.test(b, PG_RECLAIM));
+        assert!(matches!(k.shared_write_fault(&mut ctx, ino, 1), crate::filemap::PageOp::Done));
         assert!(!k.mm.pages.test(b, PG_RECLAIM));
     }
 }
