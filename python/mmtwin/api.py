@@ -1,0 +1,210 @@
+"""The Python API: run the engine from a script or a notebook and get pandas objects.
+
+    import mmtwin
+    r = mmtwin.run(experiment="reclaim-writeback-xfs", run="fsmark-512M", scale=0.1)
+    r.vmstat_delta["nr_vmscan_write"]       # a pandas Series of /proc/vmstat deltas
+    r.timeline                              # DataFrame: free pages per zone, dirty, writeback
+    print(r.mmtests())                      # the MMTests 2011 report of this run
+    mmtwin.compare(experiment="reclaim-writeback-xfs", run="fsmark-512M", scale=0.1)  # DataFrame
+
+Bad arguments raise MmtwinError with one line naming the argument, the value
+and what is allowed; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mmtwin.errors import MmtwinError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError as exc:  # pragma: no cover - pandas is a dependency
+        raise MmtwinError(f"the Python API needs pandas ({exc}); install it with pip install pandas") from None
+    return pandas
+
+
+@dataclass(frozen=True)
+class Result:
+    """One run: its engine specification and result, with pandas views."""
+
+    kernel: str
+    spec: dict[str, Any]
+    raw: dict[str, Any]  # the engine's result (docs/engine-api.md), without the non-deterministic perf
+
+    @property
+    def vmstat(self) -> "pd.Series":
+        """/proc/vmstat at the end of the run, in the era's order."""
+        return _pandas().Series(self.raw["vmstat"], name=self.kernel, dtype="int64")
+
+    @property
+    def vmstat_delta(self) -> "pd.Series":
+        """/proc/vmstat at the end less at the start (what MMTests reports from)."""
+        start = self.raw.get("vmstat_start") or {}
+        return _pandas().Series({k: int(v) - int(start.get(k, 0)) for k, v in self.raw["vmstat"].items()},
+                                name=self.kernel, dtype="int64")
+
+    @property
+    def zones(self) -> "pd.DataFrame":
+        """One row per zone (node, zone, present, watermarks, counters at the end)."""
+        pd = _pandas()
+        rows = [{k: v for k, v in z.items() if not isinstance(v, list)} for z in self.raw.get("zones", [])]
+        frame = pd.DataFrame(rows)
+        return frame.set_index(["node", "zone"]) if not frame.empty else frame
+
+    @property
+    def timeline(self) -> "pd.DataFrame":
+        """Samples over simulated time: free pages per zone ("free N<node>/<zone>"), nr_dirty, nr_writeback."""
+        pd = _pandas()
+        tl = self.raw.get("timeline") or {}
+        t = list(tl.get("t_s", []))
+        cols: dict[str, list[Any]] = {}
+        for i, z in enumerate(self.raw.get("zones", [])):
+            cols[f"free N{z['node']}/{z['zone']}"] = [row[i] for row in tl.get("free_pages", [])][: len(t)]
+        for name in ("nr_dirty", "nr_writeback"):
+            if name in tl:
+                cols[name] = list(tl[name])[: len(t)]
+        return pd.DataFrame(cols, index=pd.Index(t, name="t_s"))
+
+    @property
+    def tasks(self) -> "pd.DataFrame":
+        """One row per task: comm, kind, user, sys and iowait seconds, wakeups."""
+        pd = _pandas()
+        frame = pd.DataFrame(self.raw.get("tasks", []))
+        return frame.set_index("pid") if not frame.empty else frame
+
+    @property
+    def times(self) -> dict[str, float]:
+        return dict(self.raw["times"])
+
+    @property
+    def benchmark(self) -> dict[str, Any]:
+        return dict(self.raw.get("benchmark") or {})
+
+    def mmtests(self) -> str:
+        """The MMTests 2011 report of this run alone (file workloads) or its vmstat text (memory hog)."""
+        kind = self.spec["workload"]["kind"]
+        if kind == "memhog":
+            from mmtwin.reports import vmstat
+
+            return vmstat.proc_vmstat(self.raw)
+        from mmtwin.reports import mmtests2011 as mt
+
+        command = mt.fsmark_command(self.spec["workload"]) if kind == "fsmark" else None
+        return mt.report(kind, [mt.column_from_result(self.kernel, kind, self.raw)], command)
+
+
+def _scale(scale: Any) -> Any:
+    from mmtwin.resolve import parse_scale
+
+    try:
+        return parse_scale(scale)
+    except MmtwinError as err:
+        raise MmtwinError(err.message.replace("--scale", "scale", 1)) from None
+
+
+def _plan(machine: str | None, kernels: Sequence[str], workload: Mapping[str, Any] | None, experiment: str | None,
+          run: str | None, sysctl: Mapping[str, Any] | None, scale: Any, seed: int | None, check: bool) -> list[tuple[str, dict[str, Any]]]:
+    from mmtwin import config
+    from mmtwin import experiment as experiments
+    from mmtwin.resolve import resolve_spec
+
+    frac = _scale(scale)
+    loaded = None
+    if experiment is not None:
+        if not isinstance(experiment, str):
+            raise MmtwinError(f"experiment: {experiment!r} is not allowed; expected an experiment name or file path")
+        loaded = experiments.load(experiment)
+        exp = loaded.experiment
+        if workload is not None and run is not None:
+            raise MmtwinError("workload: not allowed together with run; the run names the experiment's workload")
+        if workload is None:
+            if run is None:
+                names = ", ".join(r.name for r in exp.runs or []) or "none (a [matrix] experiment: pass workload=)"
+                raise MmtwinError(f"run: missing; experiment {exp.name} has runs {names}")
+            workload_model = exp.run_named(run).workload
+        else:
+            workload_model = None
+    else:
+        if run is not None:
+            raise MmtwinError(f"run: {run!r} is not allowed without experiment=")
+        if machine is None:
+            raise MmtwinError("machine: missing; give a machine preset name or file (or experiment=)")
+        if workload is None:
+            raise MmtwinError("workload: missing; give a workload table, e.g. {'kind': 'memhog', 'size_gb': 1} (or experiment= and run=)")
+        workload_model = None
+    if workload is not None:
+        if not isinstance(workload, Mapping):
+            raise MmtwinError(f"workload: {workload!r} is not allowed; expected a mapping like an experiment's [runs.workload] table")
+        workload_model = config.validate_workload(dict(workload), "workload")
+    m = config.load_machine(machine) if machine is not None else loaded.machine  # type: ignore[union-attr]
+    names = list(kernels) if kernels else ([k.name for k in loaded.kernels] if loaded is not None else [])
+    if not names:
+        raise MmtwinError("kernel: missing; give a kernel profile name (or experiment= for its kernels)")
+    override = None
+    if sysctl is not None:
+        if not isinstance(sysctl, Mapping):
+            raise MmtwinError(f"sysctl: {sysctl!r} is not allowed; expected a mapping of sysctl names to values")
+        override = config.validate(config.Sysctl, dict(sysctl), "sysctl")
+    out = []
+    for name in names:
+        k = config.load_kernel(name)
+        if loaded is not None:
+            k = experiments.with_experiment_sysctl(loaded.experiment, k)
+        if override is not None:
+            given = {key: getattr(override, key) for key in sorted(override.model_fields_set)}
+            k = k.model_copy(update={"sysctl": k.sysctl.model_copy(update=given)})
+        seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
+        out.append((k.name, resolve_spec(m, k, workload_model, seed=seed_value, scale=frac, check=check)))
+    return out
+
+
+def run(*, machine: str | None = None, kernel: str | None = None, workload: Mapping[str, Any] | None = None,
+        experiment: str | None = None, run: str | None = None, sysctl: Mapping[str, Any] | None = None,
+        scale: Any = 1, seed: int | None = None, check: bool = False) -> Result:
+    """Run one workload on one kernel. Either machine= and workload= (a table as in an
+    experiment's [runs.workload]), or experiment= and run= (kernel= defaults to the
+    experiment's baseline). sysctl= overrides the kernel profile's sysctls."""
+    from mmtwin import engine
+
+    if kernel is not None and not isinstance(kernel, str):
+        raise MmtwinError(f"kernel: {kernel!r} is not allowed; expected one kernel profile name (compare() takes several)")
+    planned = _plan(machine, [kernel] if kernel else [], workload, experiment, run, sysctl, scale, seed, check)
+    name, spec = planned[0]
+    return Result(name, spec, engine.strip_perf(engine.run_spec(spec)))
+
+
+def compare(*, kernels: Sequence[str] | None = None, machine: str | None = None, workload: Mapping[str, Any] | None = None,
+            experiment: str | None = None, run: str | None = None, sysctl: Mapping[str, Any] | None = None,
+            scale: Any = 1, seed: int | None = None, jobs: int | None = None, check: bool = False) -> "pd.DataFrame":
+    """Run the same workload on several kernels (default: the experiment's) and return the
+    MMTests 2011 rows (benchmark, duration, vmstat) as a DataFrame, one column per kernel.
+    The Result of each run is in the frame's ``attrs["results"]``."""
+    from mmtwin import engine
+    from mmtwin.reports import mmtests2011 as mt
+
+    if kernels is not None and (isinstance(kernels, str) or not all(isinstance(k, str) for k in kernels)):
+        raise MmtwinError(f"kernels: {kernels!r} is not allowed; expected a list of kernel profile names")
+    planned = _plan(machine, list(kernels or []), workload, experiment, run, sysctl, scale, seed, check)
+    if len(planned) < 2:
+        raise MmtwinError(f"kernels: {len(planned)} given; a comparison needs at least two (the first is the baseline)")
+    results = engine.run_many([spec for _, spec in planned], jobs, label="compare", progress=False)
+    runs = [Result(name, spec, engine.strip_perf(r)) for (name, spec), r in zip(planned, results)]
+    kind = planned[0][1]["workload"]["kind"]
+    pd = _pandas()
+    if kind == "memhog":
+        frame = pd.DataFrame({r.kernel: r.vmstat_delta for r in runs})
+    else:
+        cols = [mt.column_from_result(r.kernel, kind, r.raw) for r in runs]
+        rows = [*cols[0].bench, *mt.DURATION_ROWS, *mt.vmstat_rows(cols)]
+        frame = pd.DataFrame({c.name: [c.number(row) if row in c.bench or row in c.duration or row in c.vmstat else 0.0
+                                       for row in rows] for c in cols}, index=pd.Index(rows, name="row"))
+    frame.attrs["results"] = runs
+    return frame
