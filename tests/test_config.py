@@ -618,3 +618,31 @@ def test_cli_config_errors_are_one_line(tmp_path: Path) -> None:
     assert_one_line_error(proc, "workload.size_gb: a 6 GB memory hog needs 6144 MiB of memory, more than machine tiny-x86 has")
     proc = run_cli("run", "-m", "tiny-x86", "-k", "test-base", "-w", "fsmark", "--fsmark", "-d /x -D 10 -N 5 -n 0 -L 2", env=env)
     assert_one_line_error(proc, "command line: files: 0 is not allowed; fs_mark with zero files does nothing")
+
+
+def test_only_regular_utf8_files_are_read(tmp_path: Path) -> None:
+    """A FIFO would block and /dev/zero never end; bytes that are not UTF-8 name the file and the byte."""
+    import os
+
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(fifo)
+    assert info.value.message.endswith("pipe.toml: not a regular file; a preset or experiment is a .toml file")
+    with pytest.raises(MmtwinError) as info:
+        config.load_machine(str(fifo))
+    assert "pipe.toml: not a regular file" in info.value.message
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(Path("/dev/zero"))
+    assert "not a regular file" in info.value.message
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'name = "x\xff"\n')
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(bad)
+    assert info.value.message.endswith("bad.toml: not UTF-8 text: byte 0xff at offset 9; TOML files are UTF-8")
+    big = tmp_path / "big.toml"
+    with big.open("wb") as fh:
+        fh.truncate(config.MAX_TOML_BYTES + 1)
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(big)
+    assert "is not allowed; a preset or experiment file is at most" in info.value.message

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import stat
 import tomllib
 import types
 import typing
@@ -1226,13 +1227,30 @@ def describe_dirs(dirs: Sequence[Traversable]) -> str:
     return " or ".join(display_path(d) for d in dirs)
 
 
+# Preset and experiment files are a few KiB; anything this large is not one.
+MAX_TOML_BYTES = 16 * 2**20
+
+
 def read_toml(path: Traversable) -> dict[str, Any]:
+    """Parse one preset or experiment file. Only a regular file of at most
+    MAX_TOML_BYTES is read (a FIFO would block, a device never end)."""
     where = display_path(path)
     try:
+        if isinstance(path, Path):
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode):
+                raise MmtwinError(f"{where}: not a regular file; a preset or experiment is a .toml file")
+            if st.st_size > MAX_TOML_BYTES:
+                raise MmtwinError(f"{where}: {st.st_size} bytes is not allowed; a preset or experiment file is at most {MAX_TOML_BYTES} bytes")
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data = fh.read(MAX_TOML_BYTES + 1)
+        if len(data) > MAX_TOML_BYTES:
+            raise MmtwinError(f"{where}: more than {MAX_TOML_BYTES} bytes is not allowed for a preset or experiment file")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MmtwinError(f"{where}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise MmtwinError(f"{where}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}; TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise MmtwinError(f"{where}: invalid TOML: {exc}") from None
     except OSError as exc:
@@ -1261,6 +1279,8 @@ def find_file(kind: str, name: str, dirs: Sequence[Traversable]) -> Traversable:
     if _looks_like_path(name):
         path = Path(name)
         if not path.is_file():
+            if path.exists():
+                raise MmtwinError(f"{name}: not a regular file; a {kind} is a .toml file")
             raise MmtwinError(f"{name}: no such {kind} file")
         return path
     for directory in dirs:
