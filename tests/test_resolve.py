@@ -372,3 +372,16 @@ def test_trace_spec() -> None:
     assert trace_spec("/tmp/t", ["mm_vmscan_kswapd_wake"]) == {"path": "/tmp/t", "events": ["mm_vmscan_kswapd_wake"]}
     with pytest.raises(MmtwinError, match="--trace-events: needs --trace FILE"):
         trace_spec(None, ["x"])
+
+
+def test_a_machine_over_the_engines_page_bound_is_refused_unless_scaled() -> None:
+    """A 10 TiB machine would need ~75 GB of page state: one line, and a smaller --scale runs it."""
+    m = config.load_machine("x86-64-4core-512m-xfs")
+    huge = m.model_copy(update={"topology": m.topology.model_copy(update={"memory_mib": 10 * 2**20})})
+    k = config.load_kernel("3.0-rc6-vanilla")
+    with pytest.raises(MmtwinError) as info:
+        resolve_spec(huge, k, WorkloadParams(size_gb=1, threads=1))
+    assert "2684354560 pages at scale 1 is more than the engine's 134217728" in info.value.message
+    assert "\n" not in info.value.message
+    spec = resolve_spec(huge, k, WorkloadParams(size_gb=1, threads=1), scale=0.01)
+    assert sum(z["present_pages"] for n in spec["machine"]["nodes"] for z in n["zones"]) <= 2**27

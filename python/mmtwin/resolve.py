@@ -32,6 +32,9 @@ from mmtwin.config import (
 from mmtwin.errors import MmtwinError
 
 MIB = 2**20
+# The engine's bound on simulated pages (crates/mmtwin-core/src/spec.rs MAX_PAGES):
+# about 3.8 GB of state at 28 bytes a page (docs/architecture.md, Memory bound).
+MAX_PAGES = 2**27
 GIB = 2**30
 
 # Buddy geometry: MAX_ORDER comes from the machine preset (default 11;
@@ -444,6 +447,12 @@ def resolve_spec(
     if not 0 <= seed < 2**64:
         raise MmtwinError(f"--seed: {seed} is not allowed; expected 0 <= seed < 2^64")
     mspec = machine_spec(machine, frac)
+    total = sum(z["present_pages"] for n in mspec["nodes"] for z in n["zones"])
+    if total > MAX_PAGES:
+        raise MmtwinError(
+            f"machine {machine.name}: {total} pages at scale {float(frac):g} is more than the engine's {MAX_PAGES} "
+            f"(its state is about 28 bytes a page); use a smaller --scale"
+        )
     return {
         "machine": mspec,
         "kernel": kernel_spec(kernel, machine.page_size),

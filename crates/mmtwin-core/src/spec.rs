@@ -6,6 +6,10 @@
 use serde::Deserialize;
 use std::fmt;
 
+/// The most pages a machine may have: the page state (about 28 bytes a
+/// page with its side tables) stays under 4 GB (docs/architecture.md).
+pub const MAX_PAGES: u64 = 1 << 27;
+
 /// A user-facing error: `field: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecError {
@@ -593,10 +597,10 @@ impl Spec {
         if total_pages == 0 {
             return Err(SpecError::new("machine.nodes", "the machine has no memory"));
         }
-        if total_pages >= u32::MAX as u64 - 1 {
+        if total_pages > MAX_PAGES {
             return Err(SpecError::new(
                 "machine.nodes",
-                format!("{} pages in total; at most {} are supported", total_pages, u32::MAX - 2),
+                format!("{} pages in total; at most {} are supported (about 28 bytes of state a page)", total_pages, MAX_PAGES),
             ));
         }
         if m.distance.len() != n {

@@ -144,6 +144,7 @@ fn bad_specs_name_the_field() {
         (Box::new(|s| s["workload"]["mems_allowed"] = json!([5])), "workload.mems_allowed[0]: node 5 does not exist"),
         (Box::new(|s| s["kernel"]["era"] = json!("4.11")), ""),
         (Box::new(|s| { s["kernel"]["era"] = json!("4.11"); s["kernel"]["zlc"] = json!("after-first-zone"); }), "kernel.zlc: the zonelist cache was removed in 4.4"),
+        (Box::new(|s| s["machine"]["nodes"][0]["zones"][0]["present_pages"] = json!(1u64 << 27)), "machine.nodes: 134218752 pages in total; at most 134217728"),
     ];
     for (mutate, want) in cases {
         let mut s = good.clone();
