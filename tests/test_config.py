@@ -409,9 +409,11 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib"),
         ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",
-         "storage.swap: swap is not simulated yet; leave [storage.swap] out until it is (issue 6)"),
+         "storage.swap.size_mib: 20000 MiB is a swap area larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 3000",
-         "storage.swap: swap is not simulated yet; leave [storage.swap] out until it is (issue 6)"),
+         "storage.swap.size_mib: 3000 MiB of swap plus the 8000 MiB filesystem do not fit on sda (10000 MiB)"),
+        ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sdz\"\nsize_mib = 3000",
+         "storage.swap.device: 'sdz' is not a device; devices: sda"),
     ],
 )
 def test_storage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, expected: str) -> None:

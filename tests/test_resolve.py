@@ -347,9 +347,10 @@ def test_memory_check_counts_allowed_nodes_and_refuses_swap(fixture_presets: Pat
         "fs": {"kind": "xfs", "device": "sda", "size_mib": 6000},
         "swap": {"device": "sda", "size_mib": 4000},
     }
-    # Swap is not simulated yet: a machine with a swap area is refused, not silently run without it.
-    with pytest.raises(MmtwinError, match=r"storage.swap: swap is not simulated yet"):
-        config.validate(config.Machine, data, "m.toml")
+    # The swap area shares sda with the filesystem: the engine puts it after the filesystem's blocks.
+    with_swap = config.validate(config.Machine, data, "m.toml")
+    spec = resolve_spec(with_swap, k, WorkloadParams(size_gb=4, threads=1))
+    assert spec["machine"]["storage"]["swap"] == {"device": 0, "size_mib": 4000}
     data["storage"]["swap"] = None
     with_fs = config.Machine.model_validate(data)
     spec = resolve_spec(with_fs, k, WorkloadParams(size_gb=4, threads=1))

@@ -320,8 +320,6 @@ class Storage(StrictModel):
             raise FieldError(["devices"], "[] is not allowed; list at least one [[storage.devices]] table")
         if len(self.devices) > MAX_DEVICES:
             raise FieldError(["devices"], f"{len(self.devices)} devices is not allowed; 1 to {MAX_DEVICES}")
-        if self.swap is not None:
-            raise FieldError(["swap"], "swap is not simulated yet; leave [storage.swap] out until it is (issue 6)")
         names = [d.name for d in self.devices]
         for i, name in enumerate(names):
             if name in names[:i]:

@@ -223,6 +223,19 @@ impl Kernel {
                 }
                 *seen_p = true;
             }
+            if f & PG_SWAPCACHE != 0 {
+                // In the swap cache: NR_FILE_PAGES and NR_WRITEBACK count it,
+                // NR_FILE_DIRTY does not; the cache points back at it.
+                let zi = self.mm.zone_of(p as u32);
+                count[zi][0] += 1;
+                if f & PG_WRITEBACK != 0 {
+                    count[zi][2] += 1;
+                }
+                let slot = self.mm.pages.index[p];
+                if self.swap.as_ref().map(|s| s.cached(slot)) != Some(p as u32) {
+                    return Err(format!("swap cache pfn {p} is not the page of its slot {slot}"));
+                }
+            }
             if f & (PG_FILE | PG_DIRTY | PG_WRITEBACK | PG_MAPPED) != 0 {
                 let zi = self.mm.zone_of(p as u32);
                 if f & PG_FILE != 0 {

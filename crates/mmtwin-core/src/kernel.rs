@@ -68,6 +68,8 @@ pub struct Kernel {
     pub fs: Fs,
     pub slab: Slab,
     pub blk: BlockLayer,
+    /// The swap area, if the machine has one.
+    pub swap: Option<crate::swapfile::SwapInfo>,
     pub bdi: Vec<Bdi>,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
@@ -133,6 +135,14 @@ impl Kernel {
         let sched = Sched::new(ncpus, nr_nodes, ndev.max(1), nzones, 1);
         let fs = Fs::new(spec);
         let slab = Slab::new(spec, nr_nodes);
+        // The swap area: its own device, or the blocks after the filesystem's.
+        let swap = spec.machine.storage.as_ref().and_then(|st| {
+            st.swap.as_ref().map(|sw| {
+                let pages_per_mib = (1u64 << 20) / page_size;
+                let first = if sw.device == st.fs.device { st.fs.size_mib * pages_per_mib } else { 0 };
+                crate::swapfile::SwapInfo::new(sw.device as usize, first, (sw.size_mib * pages_per_mib) as u32)
+            })
+        });
         let mut kern = Kernel {
             era: k.era,
             hz: spec.machine.hz,
@@ -147,6 +157,7 @@ impl Kernel {
             fs,
             slab,
             blk,
+            swap,
             bdi: Vec::new(),
             kswapd: Vec::new(),
             trace,
@@ -326,7 +337,7 @@ impl Kernel {
     }
 
     pub fn state_bytes(&self) -> u64 {
-        self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes()
+        self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes() + self.swap.as_ref().map_or(0, |s| s.state_bytes())
     }
 }
 
@@ -468,6 +479,7 @@ impl Kernel {
                 "zlc_zaps": s.zlc_zaps,
                 "zlc_marked_full": s.zlc_marked_full,
                 "zlc_clears": s.zlc_clears,
+                "swap_slots_used": self.swap.as_ref().map_or(0, |sw| sw.inuse),
                 "second_passes": s.second_passes,
                 "zone_reclaim_calls": s.zone_reclaim_calls,
                 "rmqueue_bulk": s.rmqueue_bulk,

@@ -20,6 +20,7 @@ pub mod sched;
 pub mod slab;
 pub mod spec;
 pub mod swap;
+pub mod swapfile;
 pub mod trace;
 pub mod vfs;
 pub mod vmscan;

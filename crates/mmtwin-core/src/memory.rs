@@ -93,9 +93,12 @@ impl Kernel {
     pub fn page_remove_rmap(&mut self, ctx: &mut Ctx, p: u32) {
         if self.mm.pages.test_clear(p, PG_MAPPED) {
             self.mm.pages.clear(p, PG_YOUNG);
+            let zi = self.mm.zone_of(p);
             if self.mm.pages.test(p, PG_FILE) {
-                let zi = self.mm.zone_of(p);
                 self.zs_add(zi, Zs::NrFileMapped, -1);
+            } else if self.mm.pages.test(p, PG_ANON) {
+                // try_to_unmap of an anonymous page: its pte now holds the swap slot.
+                self.zs_add(zi, Zs::NrAnonPages, -1);
             }
             self.mm.sim.page_events += 1;
             let _ = ctx; // the rmap walk is part of the reclaim decision's scan_page_ns
@@ -123,10 +126,17 @@ impl Kernel {
             let f = self.mm.pages.flags[pfn];
             if self.mm.pages.owner[pfn] == mm_id {
                 let p = pfn as u32;
-                if f & PG_ANON != 0 {
+                if f & PG_ANON != 0 && f & (PG_WRITEBACK | PG_LOCKED) == 0 {
+                    // (A page on its way to swap is left to reclaim, which
+                    // frees it and its slot when the write completes.)
                     let zi = self.mm.zone_of(p);
                     if self.del_page_from_lru(ctx, p) {
-                        self.zs_add(zi, Zs::NrAnonPages, -1);
+                        if f & PG_MAPPED != 0 {
+                            self.zs_add(zi, Zs::NrAnonPages, -1);
+                        }
+                        if f & PG_SWAPCACHE != 0 {
+                            self.delete_from_swap_cache(p);
+                        }
                         self.mm.census.held -= 1;
                         self.mm.pages.flags[pfn] = 0;
                         ctx.sys += self.cost.line_miss_ns; // zap_pte_range: the pte and struct page
@@ -143,6 +153,9 @@ impl Kernel {
                 }
             }
             pfn += 1;
+        }
+        if pfn >= n {
+            self.free_swap_of(mm_id);
         }
         (pfn < n).then_some(pfn)
     }

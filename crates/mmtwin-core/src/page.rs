@@ -54,6 +54,8 @@ pub const PG_YOUNG: u32 = 1 << 19;
 pub const PG_UPTODATE: u32 = 1 << 20;
 /// Anonymous (PageAnon: mapping is an anon_vma).
 pub const PG_ANON: u32 = 1 << 21;
+/// PG_swapcache: an anonymous page in the swap cache; `index` holds its swap slot.
+pub const PG_SWAPCACHE: u32 = 1 << 22;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

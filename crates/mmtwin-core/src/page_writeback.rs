@@ -154,6 +154,9 @@ impl Kernel {
         self.mm.sim.page_events += 1;
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrWriteback, 1);
+        if self.mm.pages.test(p, PG_SWAPCACHE) {
+            return; // swap's backing device keeps no dirty accounting
+        }
         let ino = self.mm.pages.owner[p as usize];
         self.fs.inodes[ino as usize].nrwriteback += 1;
         if let Some(b) = self.bdi.first_mut() {
@@ -171,11 +174,13 @@ impl Kernel {
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrWriteback, -1);
         self.zs_add(zi, Zs::NrWritten, 1);
-        let ino = self.mm.pages.owner[p as usize];
-        self.fs.inodes[ino as usize].nrwriteback -= 1;
-        if let Some(b) = self.bdi.first_mut() {
-            b.nr_writeback -= 1;
-            b.pages_written += 1;
+        if !self.mm.pages.test(p, PG_SWAPCACHE) {
+            let ino = self.mm.pages.owner[p as usize];
+            self.fs.inodes[ino as usize].nrwriteback -= 1;
+            if let Some(b) = self.bdi.first_mut() {
+                b.nr_writeback -= 1;
+                b.pages_written += 1;
+            }
         }
         if self.sched.has_waiters(Wq::Page(zi)) {
             self.sched.wake_up_all(Wq::Page(zi), self.now);

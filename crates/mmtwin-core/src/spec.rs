@@ -830,11 +830,17 @@ impl Spec {
                     format!("{} is not allowed; 1 to the device's {} MiB", fs.size_mib, dev.size_mib * dev.disks as u64),
                 ));
             }
-            if st.swap.is_some() {
-                return Err(SpecError::new(
-                    "machine.storage.swap",
-                    "swap is not simulated yet; give null (no swap) until it is (issue 6)",
-                ));
+            if let Some(sw) = &st.swap {
+                let Some(dev) = st.devices.get(sw.device as usize) else {
+                    return Err(SpecError::new("machine.storage.swap.device", format!("{} does not exist; 0 to {}", sw.device, st.devices.len() - 1)));
+                };
+                let room = dev.size_mib * dev.disks as u64 - if sw.device == fs.device { fs.size_mib } else { 0 };
+                if sw.size_mib == 0 || sw.size_mib > room {
+                    return Err(SpecError::new(
+                        "machine.storage.swap.size_mib",
+                        format!("{} is not allowed; 1 to the {} MiB its device has free", sw.size_mib, room),
+                    ));
+                }
             }
         }
         Ok(())

@@ -141,10 +141,6 @@ impl Kernel {
         self.mm.zones[zi].vm_stat[item as usize] += d;
     }
 
-    pub fn nr_swap_pages(&self) -> i64 {
-        0
-    }
-
     /// zone_reclaimable_pages: file LRU pages, plus anon when swap has room.
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
         let mut n = self.zs(zi, Zs::NrActiveFile) + self.zs(zi, Zs::NrInactiveFile);
@@ -312,15 +308,23 @@ impl Kernel {
                 _ => {}
             }
             let f = self.mm.pages.flags[p as usize];
-            if f & PG_ANON != 0 {
-                // Anonymous without a swap slot: add_to_swap fails without swap.
+            let mut may_enter_fs = may_enter_fs;
+            if f & PG_ANON != 0 && f & PG_SWAPCACHE == 0 {
+                // add_to_swap: a slot and the swap cache, or activate when
+                // there is no swap or it is full.
                 if sc.gfp & gfp::IO == 0 {
                     self.mm.pages.push_front(&mut keep, p);
-                } else {
+                    continue;
+                }
+                if !self.add_to_swap(p) {
                     self.activate_locked(p);
                     self.mm.pages.push_front(&mut keep, p);
+                    continue;
                 }
-                continue;
+                may_enter_fs = true;
+            }
+            if f & PG_SWAPCACHE != 0 && sc.gfp & gfp::IO != 0 {
+                may_enter_fs = true;
             }
             if f & PG_MAPPED != 0 {
                 // try_to_unmap: the young bit was cleared above, so it succeeds.
@@ -364,7 +368,11 @@ impl Kernel {
             let file = self.mm.pages.flags[p as usize] & PG_SWAPBACKED == 0;
             self.zs_add(zi, if file { Zs::NrIsolatedFile } else { Zs::NrIsolatedAnon }, -1);
             self.mm.census.isolated -= 1;
-            self.delete_from_page_cache(ctx, p);
+            if self.mm.pages.test(p, PG_SWAPCACHE) {
+                self.delete_from_swap_cache(p);
+            } else {
+                self.delete_from_page_cache(ctx, p);
+            }
             self.mm.pages.flags[p as usize] = 0;
             self.mm.free_pages(ctx, p, 0);
             reclaimed += 1;
@@ -1058,11 +1066,27 @@ impl Kernel {
     /// direct reclaim): then the page is redirtied, but 3.0 still counts
     /// the call in nr_vmscan_write.
     fn pageout(&mut self, ctx: &mut Ctx, p: u32, sc: &ScanControl) -> Pageout {
-        if !self.mm.pages.test(p, PG_FILE) {
+        let swapcache = self.mm.pages.test(p, PG_SWAPCACHE);
+        if !self.mm.pages.test(p, PG_FILE) && !swapcache {
             return Pageout::Keep;
         }
         if !self.may_write_to_queue(ctx, sc) {
             return Pageout::Keep;
+        }
+        if swapcache {
+            // swap_writepage: PG_reclaim so the page rotates to the tail
+            // when its write completes.
+            self.mm.pages.set(p, PG_RECLAIM);
+            if !self.swap_writepage(ctx, p) {
+                self.mm.pages.clear(p, PG_RECLAIM);
+                return Pageout::Keep;
+            }
+            if self.trace.on(Tp::MmVmscanWritepage) {
+                self.emit(ctx, &TraceRec::Writepage { pfn: p as u64, file: false, sync: false });
+            }
+            let zi = self.mm.zone_of(p);
+            self.zs_add(zi, Zs::NrVmscanWrite, 1);
+            return Pageout::Success;
         }
         self.clear_page_dirty_for_io(p);
         self.mm.pages.set(p, PG_RECLAIM);

@@ -314,3 +314,49 @@ fn a_sequential_small_read_marks_a_page_accessed_once_per_pass() {
     }
 }
 
+
+/// One node of 2 CPUs and `pages` pages; the filesystem on sda, `swap_mib` of swap on sdb (0: none).
+fn swap_box(pages: u64, swap_mib: u64) -> Value {
+    let dev = |name: &str| json!({"name": name, "disks": 1, "bandwidth_mib_s": 100, "access_us": 8000,
+                                  "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 10000});
+    json!({
+        "name": "swapbox", "page_size": 4096, "cache_line": 64, "hz": 250,
+        "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": pages}], "reserved_pages": 64}],
+        "distance": [[10]],
+        "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                 "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80},
+        "storage": {"devices": [dev("sda"), dev("sdb")], "fs": {"kind": "ext4", "device": 0, "size_mib": 9000},
+                    "swap": if swap_mib > 0 { json!({"device": 1, "size_mib": swap_mib}) } else { Value::Null }}
+    })
+}
+
+#[test]
+fn anonymous_memory_beyond_ram_goes_to_swap_and_every_page_stays_accounted() {
+    // A 96 MiB memory hog on a 64 MiB box: with 128 MiB of swap, reclaim
+    // puts anonymous pages in the swap cache and writes them to sdb, and the
+    // hog completes; without swap it cannot (no anonymous page is freeable).
+    let hog = json!({"kind": "memhog", "bytes": 96u64 << 20, "threads": 2, "stride": 4096});
+    let with = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &hog, true);
+    assert_eq!(with["sim"]["oom"], false);
+    let out = delta(&with, "pswpout");
+    assert!(out > 0, "nothing was swapped out");
+    assert_eq!(delta(&with, "nr_vmscan_write"), out, "every page reclaim wrote went to swap");
+    assert_eq!(delta(&with, "pgpgout"), out * 4, "pgpgout counts the swap writes, in KiB");
+    assert_eq!(delta(&with, "pswpin"), 0);
+    // At exit the hog's slots are freed, except those whose pages are still
+    // on their way to swap (left to reclaim): one slot per swap-cache page.
+    assert_eq!(with["sim"]["swap_slots_used"], with["vmstat"]["nr_file_pages"]);
+    let without = run(&swap_box(16384, 0), &kernel("3.0", "after-first-zone", false), &hog, false);
+    assert_eq!(without["sim"]["oom"], true);
+    assert_eq!(delta(&without, "pswpout"), 0);
+}
+
+#[test]
+fn a_swap_area_must_fit_its_device() {
+    let mut m = swap_box(16384, 128);
+    m["storage"]["swap"]["size_mib"] = json!(20000);
+    let spec = json!({"machine": m, "kernel": kernel("3.0", "after-first-zone", false),
+                      "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1}});
+    let err = parse(&spec.to_string()).err().expect("an error").to_string();
+    assert!(err.contains("machine.storage.swap.size_mib: 20000 is not allowed; 1 to the 10000 MiB its device has free"), "{err}");
+}
