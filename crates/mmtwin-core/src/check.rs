@@ -259,6 +259,13 @@ impl Kernel {
                 }
             }
         }
+        if let Some(si) = &self.swap {
+            let cached = si.check()?;
+            let flagged = self.mm.pages.flags.iter().filter(|&&f| f & PG_SWAPCACHE != 0).count() as u64;
+            if cached != flagged {
+                return Err(format!("{cached} swap slots cache a page, {flagged} pages are flagged swapcache"));
+            }
+        }
         if slab != self.mm.census.slab {
             return Err(format!("{slab} pages flagged slab, census says {}", self.mm.census.slab));
         }

@@ -343,8 +343,10 @@ impl Kernel {
         let mut out = std::mem::take(&mut self.completions);
         out.clear();
         self.blk.complete(now, &mut out);
-        let mut woke_req = [false; 2];
+        // Per device: a write and a read request freed.
+        let mut woke = [[false; 2]; crate::spec::MAX_DEVICES];
         for c in &out {
+            woke[c.dev as usize][if c.dir == Dir::Write { 1 } else { 0 }] = true;
             let pages: Vec<u32> = self.blk.pages(c).to_vec();
             match c.dir {
                 Dir::Write => {
@@ -353,7 +355,6 @@ impl Kernel {
                             self.end_page_writeback(p);
                         }
                     }
-                    woke_req[1] = true;
                 }
                 Dir::Read => {
                     for p in pages {
@@ -364,24 +365,27 @@ impl Kernel {
                             self.sched.wake_up_all(Wq::Page(zi), now);
                         }
                     }
-                    woke_req[0] = true;
                 }
             }
         }
         self.completions = out;
-        let dev = self.fs.dev;
-        if woke_req[1] {
-            self.sched.wake_up_all(Wq::Request(dev, 1), now);
-        }
-        if woke_req[0] {
-            self.sched.wake_up_all(Wq::Request(dev, 0), now);
-            self.retry_pending_reads(now);
-        }
-        // __freed_request: every async request freed while the queue is
-        // below its congestion-off threshold calls clear_bdi_congested,
+        // __freed_request: every async request freed while its queue is
+        // below the congestion-off threshold calls clear_bdi_congested,
         // which wakes the congestion_wait sleepers.
-        let edges = self.blk.take_uncongested_edges();
-        if edges != 0 || (woke_req[1] && !self.blk.congested(dev, Dir::Write)) {
+        let mut uncongested = self.blk.take_uncongested_edges() != 0;
+        for (dev, w) in woke.iter().enumerate() {
+            if w[1] {
+                self.sched.wake_up_all(Wq::Request(dev, 1), now);
+                uncongested |= !self.blk.congested(dev, Dir::Write);
+            }
+            if w[0] {
+                self.sched.wake_up_all(Wq::Request(dev, 0), now);
+                if dev == self.fs.dev {
+                    self.retry_pending_reads(now);
+                }
+            }
+        }
+        if uncongested {
             self.sched.wake_up_all(Wq::Congestion(0), now);
         }
     }

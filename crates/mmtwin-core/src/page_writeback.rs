@@ -154,7 +154,7 @@ impl Kernel {
         self.mm.sim.page_events += 1;
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrWriteback, 1);
-        if self.mm.pages.test(p, PG_SWAPCACHE) {
+        if !self.mm.pages.test(p, PG_FILE) {
             return; // swap's backing device keeps no dirty accounting
         }
         let ino = self.mm.pages.owner[p as usize];
@@ -174,7 +174,7 @@ impl Kernel {
         let zi = self.mm.zone_of(p);
         self.zs_add(zi, Zs::NrWriteback, -1);
         self.zs_add(zi, Zs::NrWritten, 1);
-        if !self.mm.pages.test(p, PG_SWAPCACHE) {
+        if self.mm.pages.test(p, PG_FILE) {
             let ino = self.mm.pages.owner[p as usize];
             self.fs.inodes[ino as usize].nrwriteback -= 1;
             if let Some(b) = self.bdi.first_mut() {

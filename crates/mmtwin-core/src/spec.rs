@@ -10,6 +10,9 @@ use std::fmt;
 /// page with its side tables) stays under 4 GB (docs/architecture.md).
 pub const MAX_PAGES: u64 = 1 << 27;
 
+/// The most block devices a machine may have.
+pub const MAX_DEVICES: usize = 16;
+
 /// A user-facing error: `field: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecError {
@@ -795,8 +798,8 @@ impl Spec {
             ));
         }
         if let Some(st) = &self.machine.storage {
-            if st.devices.is_empty() || st.devices.len() > 16 {
-                return Err(SpecError::new("machine.storage.devices", format!("{} devices is not allowed; 1 to 16", st.devices.len())));
+            if st.devices.is_empty() || st.devices.len() > MAX_DEVICES {
+                return Err(SpecError::new("machine.storage.devices", format!("{} devices is not allowed; 1 to {MAX_DEVICES}", st.devices.len())));
             }
             for (i, d) in st.devices.iter().enumerate() {
                 let f = |x: &str| format!("machine.storage.devices[{i}].{x}");
@@ -835,6 +838,13 @@ impl Spec {
                     return Err(SpecError::new("machine.storage.swap.device", format!("{} does not exist; 0 to {}", sw.device, st.devices.len() - 1)));
                 };
                 let room = dev.size_mib * dev.disks as u64 - if sw.device == fs.device { fs.size_mib } else { 0 };
+                let slots = sw.size_mib * ((1u64 << 20) / self.machine.page_size);
+                if slots > MAX_PAGES {
+                    return Err(SpecError::new(
+                        "machine.storage.swap.size_mib",
+                        format!("{} is not allowed; at most {} slots of a page each ({} MiB)", sw.size_mib, MAX_PAGES, MAX_PAGES * self.machine.page_size >> 20),
+                    ));
+                }
                 if sw.size_mib == 0 || sw.size_mib > room {
                     return Err(SpecError::new(
                         "machine.storage.swap.size_mib",

@@ -48,6 +48,30 @@ impl SwapInfo {
     pub fn cached(&self, slot: u32) -> u32 {
         self.cache[slot as usize]
     }
+
+    /// The slot map agrees with itself: `inuse` counts the owned slots,
+    /// every cached slot is owned, and an orphan slot still has its page.
+    /// Returns the number of cached slots.
+    pub fn check(&self) -> Result<u64, String> {
+        let (mut owned, mut cached) = (0u32, 0u64);
+        for s in 0..self.nslots as usize {
+            if self.owner[s] != 0 {
+                owned += 1;
+            }
+            if self.cache[s] != NIL {
+                cached += 1;
+                if self.owner[s] == 0 {
+                    return Err(format!("swap slot {s} has a page but no owner"));
+                }
+            } else if self.owner[s] == ORPHAN {
+                return Err(format!("orphan swap slot {s} has no page"));
+            }
+        }
+        if owned != self.inuse {
+            return Err(format!("{owned} swap slots owned, inuse says {}", self.inuse));
+        }
+        Ok(cached)
+    }
 }
 
 impl Kernel {
@@ -58,6 +82,7 @@ impl Kernel {
 
     /// get_swap_page: the next free slot from the cursor, for `mm_id`.
     fn get_swap_page(&mut self, mm_id: u32) -> Option<u32> {
+        assert!(mm_id < ORPHAN - 1, "mm id {mm_id} does not fit the slot map's owner encoding");
         let si = self.swap.as_mut()?;
         if si.inuse == si.nslots {
             return None;

@@ -1052,9 +1052,13 @@ pub enum Pageout {
 impl Kernel {
     /// may_write_to_queue: kswapd and zone_reclaim (PF_SWAPWRITE) always may;
     /// others only when the device is not write-congested.
-    fn may_write_to_queue(&self, ctx: &Ctx, sc: &ScanControl) -> bool {
+    fn may_write_to_queue(&self, ctx: &Ctx, p: u32, sc: &ScanControl) -> bool {
         let kt = &self.kt[ctx.pid as usize];
         if kt.kswapd || kt.swapwrite || sc.order > 3 {
+            return true;
+        }
+        // Swap's backing device is never marked congested in 3.0.
+        if self.mm.pages.test(p, PG_SWAPCACHE) {
             return true;
         }
         let dev = self.fs.dev;
@@ -1070,16 +1074,19 @@ impl Kernel {
         if !self.mm.pages.test(p, PG_FILE) && !swapcache {
             return Pageout::Keep;
         }
-        if !self.may_write_to_queue(ctx, sc) {
+        if !self.may_write_to_queue(ctx, p, sc) {
             return Pageout::Keep;
         }
         if swapcache {
             // swap_writepage: PG_reclaim so the page rotates to the tail
-            // when its write completes.
+            // when its write completes. With no free request the page stays
+            // dirty (3.0 would wait in get_request_wait; the engine keeps
+            // the page for another pass, as the file path does, without
+            // counting the queue as congested).
             self.mm.pages.set(p, PG_RECLAIM);
             if !self.swap_writepage(ctx, p) {
                 self.mm.pages.clear(p, PG_RECLAIM);
-                return Pageout::Keep;
+                return Pageout::Success;
             }
             if self.trace.on(Tp::MmVmscanWritepage) {
                 self.emit(ctx, &TraceRec::Writepage { pfn: p as u64, file: false, sync: false });

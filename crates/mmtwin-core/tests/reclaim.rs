@@ -346,6 +346,15 @@ fn anonymous_memory_beyond_ram_goes_to_swap_and_every_page_stays_accounted() {
     // At exit the hog's slots are freed, except those whose pages are still
     // on their way to swap (left to reclaim): one slot per swap-cache page.
     assert_eq!(with["sim"]["swap_slots_used"], with["vmstat"]["nr_file_pages"]);
+    // A swap queue of 4 requests fills: pages wait dirty for another pass
+    // (not counted as written, the zone not marked congested), and the
+    // slot map stays consistent (the full checks run).
+    let mut small_queue = swap_box(16384, 128);
+    small_queue["storage"]["devices"][1]["nr_requests"] = json!(4);
+    let sq = run(&small_queue, &kernel("3.0", "after-first-zone", false), &hog, true);
+    assert_eq!(sq["sim"]["oom"], false);
+    assert!(delta(&sq, "pswpout") > 0);
+    assert_eq!(delta(&sq, "nr_vmscan_write"), delta(&sq, "pswpout"));
     let without = run(&swap_box(16384, 0), &kernel("3.0", "after-first-zone", false), &hog, false);
     assert_eq!(without["sim"]["oom"], true);
     assert_eq!(delta(&without, "pswpout"), 0);
@@ -359,4 +368,12 @@ fn a_swap_area_must_fit_its_device() {
                       "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1}});
     let err = parse(&spec.to_string()).err().expect("an error").to_string();
     assert!(err.contains("machine.storage.swap.size_mib: 20000 is not allowed; 1 to the 10000 MiB its device has free"), "{err}");
+    // A swap area of more slots than the engine keeps state for.
+    let mut m = swap_box(16384, 128);
+    m["storage"]["devices"][1]["size_mib"] = json!(1u64 << 30);
+    m["storage"]["swap"]["size_mib"] = json!(1u64 << 20);
+    let spec = json!({"machine": m, "kernel": kernel("3.0", "after-first-zone", false),
+                      "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1}});
+    let err = parse(&spec.to_string()).err().expect("an error").to_string();
+    assert!(err.contains("machine.storage.swap.size_mib: 1048576 is not allowed; at most 134217728 slots"), "{err}");
 }
