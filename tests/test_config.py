@@ -462,7 +462,8 @@ def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.
         ({"kind": "mmapstream", "size_mib": 1, "cpus": "0-x"}, "cpus: '0-x' is not allowed; '0-x' is neither an id nor a range a-b"),
         ({"kind": "mmapstream", "size_mib": 1, "cpus": 3}, "cpus: 3 is not allowed; expected a list of CPU ids or a string like \"0-11\""),
         ({"kind": "dd"}, "kind: 'dd' is not allowed; expected 'memhog', 'fsmark', 'largedd' or 'mmapstream'"),
-        ({"kind": "memhog", "size_gb": 1, "threads": 1, "files": 3}, "files: unknown key; allowed keys here: kind, size_gb, threads, stride, cpus, mems_allowed"),
+        ({"kind": "memhog", "size_gb": 1, "threads": 1, "files": 3}, "files: unknown key; allowed keys here: kind, size_gb, threads, stride, passes, cpus, mems_allowed"),
+        ({"kind": "memhog", "size_gb": 1, "threads": 1, "passes": 0}, "passes: 0 is not allowed; expected 1 to 1000 passes over the memory"),
     ],
 )
 def test_workload_errors(data: dict, expected: str) -> None:

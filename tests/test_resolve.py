@@ -36,7 +36,7 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
     assert spec["machine"]["distance"] == [[10, 21], [21, 10]]
     assert spec["machine"]["arch"] == "x86_64"
     assert spec["workload"] == {
-        "kind": "memhog", "bytes": 2**30, "threads": 2, "stride": 4096, "cpus": None, "mems_allowed": None,
+        "kind": "memhog", "bytes": 2**30, "threads": 2, "stride": 4096, "passes": 1, "cpus": None, "mems_allowed": None,
     }
     assert spec["kernel"] == {
         "name": "test-base", "era": "2.6.18", "zlc": "none", "zlc_reconsider": False,

@@ -615,8 +615,16 @@ class WorkloadParams(_WorkloadBase):
     size_gb: int | float
     threads: int
     stride: int = 4096
+    passes: int = 1  # passes over the memory (usemem -r): later ones touch the pages again
     cpus: list[int] | None = None
     mems_allowed: list[int] | None = None
+
+    @field_validator("passes")
+    @classmethod
+    def _passes(cls, v: int) -> int:
+        if not 1 <= v <= 1000:
+            raise ValueError(f"{v} is not allowed; expected 1 to 1000 passes over the memory")
+        return v
 
     @field_validator("size_gb", mode="before")
     @classmethod

@@ -252,6 +252,7 @@ def _memhog_spec(machine: Machine, nodes: list[NodeLayout], w: WorkloadParams, s
         "bytes": nbytes,
         "threads": w.threads,
         "stride": w.stride,
+        "passes": w.passes,
         "cpus": _ids(w.cpus),
         "mems_allowed": _ids(w.mems_allowed),
     }

@@ -367,7 +367,7 @@ impl Kernel {
             if let Submit::Full = self.blk.submit(ctx.clock(), dev, Dir::Read, b, part, 0) {
                 // The queue has no free read request: the pages stay locked
                 // and the bio is resubmitted when a read request frees.
-                self.pending_reads.push((b, part.to_vec()));
+                self.pending_reads.push((dev, b, part.to_vec()));
             }
             self.mm.vm.add(Ev::Pgpgin, part.len() as u64 * self.page_size / 1024);
         }

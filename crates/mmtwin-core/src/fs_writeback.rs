@@ -380,9 +380,7 @@ impl Kernel {
             }
             if w[0] {
                 self.sched.wake_up_all(Wq::Request(dev, 0), now);
-                if dev == self.fs.dev {
-                    self.retry_pending_reads(now);
-                }
+                self.retry_pending_reads(now, dev);
             }
         }
         if uncongested {
@@ -390,12 +388,11 @@ impl Kernel {
         }
     }
 
-    fn retry_pending_reads(&mut self, now: u64) {
+    fn retry_pending_reads(&mut self, now: u64, dev: usize) {
         let pending = std::mem::take(&mut self.pending_reads);
-        let dev = self.fs.dev;
-        for (b, pfns) in pending {
-            if matches!(self.blk.submit(now, dev, Dir::Read, b, &pfns, 0), Submit::Full) {
-                self.pending_reads.push((b, pfns));
+        for (d, b, pfns) in pending {
+            if d != dev || matches!(self.blk.submit(now, d, Dir::Read, b, &pfns, 0), Submit::Full) {
+                self.pending_reads.push((d, b, pfns));
             }
         }
     }

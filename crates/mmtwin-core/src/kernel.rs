@@ -70,6 +70,9 @@ pub struct Kernel {
     pub blk: BlockLayer,
     /// The swap area, if the machine has one.
     pub swap: Option<crate::swapfile::SwapInfo>,
+    /// Each anonymous mm's page table (index = mm id): per virtual page NIL
+    /// (never touched), the page's pfn, or SWAP_PTE | the swap slot.
+    pub anon_mm: Vec<Vec<u32>>,
     pub bdi: Vec<Bdi>,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
@@ -78,7 +81,8 @@ pub struct Kernel {
     pub faults: u64,
     pub completions: Vec<Completion>,
     /// Read bios refused by a full queue, resubmitted as requests free.
-    pub pending_reads: Vec<(u64, Vec<u32>)>,
+    /// Reads whose queue had no free request: (device, block, pages).
+    pub pending_reads: Vec<(usize, u64, Vec<u32>)>,
     pub nr_nodes: usize,
 }
 
@@ -158,6 +162,7 @@ impl Kernel {
             slab,
             blk,
             swap,
+            anon_mm: Vec::new(),
             bdi: Vec::new(),
             kswapd: Vec::new(),
             trace,

@@ -15,7 +15,7 @@ use crate::vmstat::*;
 impl Kernel {
     /// do_anonymous_page: a zeroed page, mapped, on the active anon list;
     /// a page-table page every `ptes_per_table` pages.
-    pub fn do_anonymous_page(&mut self, ctx: &mut Ctx, mm_id: u32, done: u64) -> Result<usize, AllocRes> {
+    pub fn do_anonymous_page(&mut self, ctx: &mut Ctx, mm_id: u32, done: u64, vpage: u64) -> Result<usize, AllocRes> {
         let node = ctx.node;
         let ptes_per_table = self.page_size / 8;
         if done.is_multiple_of(ptes_per_table) && !self.kt[ctx.pid as usize].pte_ready {
@@ -38,6 +38,10 @@ impl Kernel {
                 ctx.sys += self.clear_ns(node == pnode);
                 self.mm.pages.flags[p as usize] = PG_SWAPBACKED | PG_ANON | PG_MAPPED | PG_YOUNG | PG_UPTODATE;
                 self.mm.pages.owner[p as usize] = mm_id;
+                self.mm.pages.index[p as usize] = vpage as u32;
+                if let Some(pt) = self.anon_mm.get_mut(mm_id as usize) {
+                    pt[vpage as usize] = p;
+                }
                 self.zs_add(zi, Zs::NrAnonPages, 1);
                 self.lru_cache_add(ctx, p, LRU_ACTIVE_ANON);
                 Ok(zi)
@@ -99,6 +103,14 @@ impl Kernel {
             } else if self.mm.pages.test(p, PG_ANON) {
                 // try_to_unmap of an anonymous page: its pte now holds the swap slot.
                 self.zs_add(zi, Zs::NrAnonPages, -1);
+                if self.mm.pages.test(p, PG_SWAPCACHE) {
+                    let slot = self.mm.pages.index[p as usize];
+                    let mm_id = self.mm.pages.owner[p as usize] as usize;
+                    let vpage = self.swap.as_ref().map_or(NIL, |s| s.vpage_of(slot));
+                    if let Some(pte) = self.anon_mm.get_mut(mm_id).and_then(|pt| pt.get_mut(vpage as usize)) {
+                        *pte = crate::swapfile::SWAP_PTE | slot;
+                    }
+                }
             }
             self.mm.sim.page_events += 1;
             let _ = ctx; // the rmap walk is part of the reclaim decision's scan_page_ns

@@ -409,6 +409,10 @@ pub struct MemhogSpec {
     pub threads: u32,
     #[serde(default = "default_stride")]
     pub stride: u64,
+    /// Passes over the memory (usemem -r): the first faults pages in, the
+    /// next ones touch them again (and fault them back in from swap).
+    #[serde(default = "d1u32")]
+    pub passes: u32,
     #[serde(default)]
     pub cpus: Option<Vec<u32>>,
     #[serde(default)]
@@ -710,6 +714,9 @@ impl Spec {
         }
         if w.bytes == 0 {
             return Err(SpecError::new("workload.bytes", "0 is not allowed; a positive byte count"));
+        }
+        if w.passes == 0 || w.passes > 1000 {
+            return Err(SpecError::new("workload.passes", format!("{} is not allowed; 1 to 1000 passes over the memory", w.passes)));
         }
         if w.stride == 0 || w.stride > m.page_size || !m.page_size.is_multiple_of(w.stride) {
             return Err(SpecError::new(

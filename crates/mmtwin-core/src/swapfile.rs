@@ -4,16 +4,28 @@
 //! write reclaim's pageout issues (swap_writepage), and the slots a process
 //! frees at exit.
 //!
-//! Not modelled yet: swap-in (do_swap_page) and swap readahead. A page
-//! reclaim swapped out is not touched again by the workloads that run with
-//! swap today (the memory hog touches each page once), so its slot stays
-//! allocated until the process exits.
+//! Swap-in (do_swap_page): a page found in the swap cache is mapped again;
+//! otherwise the page and the other owned slots of its aligned cluster of
+//! 8 (swapin_readahead, page_cluster 3) are read, and the task sleeps until
+//! its page is uptodate. A write fault takes the page out of the swap cache
+//! and frees its slot (reuse_swap_page) unless the page is still being
+//! written.
 
+use crate::alloc::gfp;
 use crate::block::{Dir, Submit};
 use crate::cost::Ctx;
+use crate::filemap::PageOp;
 use crate::kernel::Kernel;
 use crate::page::*;
+use crate::page_alloc::AllocRes;
+use crate::sched::{Next, Wq};
 use crate::vmstat::*;
+
+/// swapin_readahead reads 1 << page_cluster slots around the one faulted (3.0 default).
+const PAGE_CLUSTER: u32 = 3;
+
+/// A pte holding a swap slot instead of a pfn (pfns and slots are < 2^27).
+pub const SWAP_PTE: u32 = 1 << 31;
 
 /// A slot's owner when the process that owned it exited while its page was
 /// still in flight: the slot is freed when the page leaves the swap cache.
@@ -29,6 +41,8 @@ pub struct SwapInfo {
     owner: Vec<u32>,
     /// Per slot: the page in the swap cache, or NIL.
     cache: Vec<u32>,
+    /// Per slot: the owner's virtual page (the pte that holds the slot).
+    vpage: Vec<u32>,
     /// scan_swap_map's cursor (si->cluster_next): slots are handed out in
     /// order, so pages reclaimed together are written together.
     cluster_next: u32,
@@ -37,11 +51,17 @@ pub struct SwapInfo {
 
 impl SwapInfo {
     pub fn new(dev: usize, first_block: u64, nslots: u32) -> SwapInfo {
-        SwapInfo { dev, first_block, nslots, owner: vec![0; nslots as usize], cache: vec![NIL; nslots as usize], cluster_next: 0, inuse: 0 }
+        let n = nslots as usize;
+        SwapInfo { dev, first_block, nslots, owner: vec![0; n], cache: vec![NIL; n], vpage: vec![NIL; n], cluster_next: 0, inuse: 0 }
     }
 
     pub fn state_bytes(&self) -> u64 {
-        self.nslots as u64 * 8
+        self.nslots as u64 * 12
+    }
+
+    /// The virtual page whose pte holds `slot`.
+    pub fn vpage_of(&self, slot: u32) -> u32 {
+        self.vpage[slot as usize]
     }
 
     /// The page in the swap cache for a slot (NIL if none), for the checks.
@@ -110,6 +130,7 @@ impl Kernel {
         let Some(slot) = self.get_swap_page(mm_id) else { return false };
         let si = self.swap.as_mut().expect("a swap area");
         si.cache[slot as usize] = p;
+        si.vpage[slot as usize] = self.mm.pages.index[p as usize];
         self.mm.pages.index[p as usize] = slot;
         self.mm.pages.set(p, PG_SWAPCACHE | PG_DIRTY);
         let zi = self.mm.zone_of(p);
@@ -152,6 +173,119 @@ impl Kernel {
         self.mm.vm.inc(Ev::Pswpout);
         self.mm.vm.add(Ev::Pgpgout, self.page_size / 1024);
         true
+    }
+
+    /// swap_free: the last reference to a slot is gone.
+    fn swap_free(&mut self, slot: u32) {
+        let si = self.swap.as_mut().expect("a swap area");
+        debug_assert!(si.cache[slot as usize] == NIL && si.owner[slot as usize] != 0);
+        si.owner[slot as usize] = 0;
+        si.inuse -= 1;
+    }
+
+    /// do_swap_page for a write fault on `vpage` of `mm_id`, whose pte holds
+    /// `slot`: map the swap-cache page, or read it in and sleep until it is.
+    pub fn do_swap_page(&mut self, ctx: &mut Ctx, mm_id: u32, vpage: u64, slot: u32) -> PageOp {
+        let cached = self.swap.as_ref().expect("a swap area").cache[slot as usize];
+        if cached == NIL {
+            // swapin_readahead: the target page and the other owned slots of
+            // its aligned cluster of 1 << page_cluster (3) slots that are not
+            // cached, read in order in as few bios as they allow; each page
+            // is locked in the swap cache until its read completes.
+            let node = ctx.node;
+            let p = match self.alloc_pages(ctx, gfp::GFP_HIGHUSER_MOVABLE, 0, node) {
+                AllocRes::Page(p, _) => p,
+                AllocRes::Sleep(n) => return PageOp::Sleep(n),
+                AllocRes::Oom | AllocRes::Fail => return PageOp::Oom,
+            };
+            let (dev, first, start, end) = {
+                let si = self.swap.as_ref().expect("a swap area");
+                let start = slot & !((1 << PAGE_CLUSTER) - 1);
+                (si.dev, si.first_block, start, (start + (1 << PAGE_CLUSTER)).min(si.nslots))
+            };
+            self.swap.as_mut().expect("a swap area").vpage[slot as usize] = vpage as u32;
+            let mut run: Vec<u32> = Vec::with_capacity(1 << PAGE_CLUSTER);
+            let mut run_start = 0u32;
+            for s in start..end {
+                let q = if s == slot {
+                    p
+                } else {
+                    let si = self.swap.as_ref().expect("a swap area");
+                    let o = si.owner[s as usize];
+                    if o == 0 || o == ORPHAN || si.cache[s as usize] != NIL {
+                        self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+                        continue;
+                    }
+                    // Readahead never waits for memory: no __GFP_WAIT.
+                    match self.alloc_pages(ctx, gfp::GFP_HIGHUSER_MOVABLE & !gfp::WAIT, 0, node) {
+                        AllocRes::Page(q, _) => q,
+                        _ => {
+                            self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+                            continue;
+                        }
+                    }
+                };
+                let owner = self.swap.as_ref().expect("a swap area").owner[s as usize] - 1;
+                self.swap.as_mut().expect("a swap area").cache[s as usize] = q;
+                self.mm.pages.flags[q as usize] = PG_SWAPBACKED | PG_ANON | PG_SWAPCACHE | PG_LOCKED;
+                self.mm.pages.owner[q as usize] = owner;
+                self.mm.pages.index[q as usize] = s;
+                let zi = self.mm.zone_of(q);
+                self.zs_add(zi, Zs::NrFilePages, 1);
+                self.lru_cache_add(ctx, q, LRU_INACTIVE_ANON);
+                if run.is_empty() {
+                    run_start = s;
+                }
+                run.push(q);
+            }
+            self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+            self.mm.vm.inc(Ev::Pgmajfault);
+            let zi = self.mm.zone_of(p);
+            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        }
+        let p = cached;
+        if self.mm.pages.test(p, PG_LOCKED) {
+            let zi = self.mm.zone_of(p);
+            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        }
+        // Map it again (page_add_anon_rmap).
+        let zi = self.mm.zone_of(p);
+        self.mm.pages.set(p, PG_MAPPED | PG_YOUNG);
+        self.zs_add(zi, Zs::NrAnonPages, 1);
+        if let Some(pt) = self.anon_mm.get_mut(mm_id as usize) {
+            pt[vpage as usize] = p;
+        }
+        self.mm.sim.page_events += 1;
+        // reuse_swap_page (a write fault, the only user): out of the swap
+        // cache, dirty, its slot freed; not while it is being written.
+        // While it is being written the page stays in the swap cache, dirty,
+        // so that the new data go to the slot again.
+        if !self.mm.pages.test(p, PG_WRITEBACK) {
+            self.delete_from_swap_cache(p);
+            self.swap_free(slot);
+            self.mm.pages.index[p as usize] = vpage as u32;
+        }
+        self.mm.pages.set(p, PG_DIRTY);
+        PageOp::Done
+    }
+
+    /// swap_readpage for a run of neighbouring slots: one bio (pswpin and
+    /// pgpgin per page); a full queue keeps it for retry at the next
+    /// completion.
+    fn submit_swap_read(&mut self, ctx: &mut Ctx, dev: usize, block: u64, run: &mut Vec<u32>) {
+        if run.is_empty() {
+            return;
+        }
+        let max = self.blk.max_bio_pages(dev) as usize;
+        for (i, part) in run.chunks(max).enumerate() {
+            let b = block + (i * max) as u64;
+            if matches!(self.blk.submit(ctx.clock(), dev, Dir::Read, b, part, 0), Submit::Full) {
+                self.pending_reads.push((dev, b, part.to_vec()));
+            }
+        }
+        self.mm.vm.add(Ev::Pswpin, run.len() as u64);
+        self.mm.vm.add(Ev::Pgpgin, run.len() as u64 * self.page_size / 1024);
+        run.clear();
     }
 
     /// exit_mmap's part for swap: free the process's slots whose pages are

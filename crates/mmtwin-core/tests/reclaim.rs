@@ -377,3 +377,30 @@ fn a_swap_area_must_fit_its_device() {
     let err = parse(&spec.to_string()).err().expect("an error").to_string();
     assert!(err.contains("machine.storage.swap.size_mib: 1048576 is not allowed; at most 134217728 slots"), "{err}");
 }
+
+#[test]
+fn a_second_pass_swaps_pages_back_in_with_readahead() {
+    // Two passes of a 96 MiB hog on a 64 MiB box with swap: the second pass
+    // finds most pages swapped out and faults them in; swapin_readahead
+    // brings in their neighbours (8-slot clusters), so major faults are far
+    // fewer than pages read. Written pages are freed from swap (their slots
+    // too) by the write faults; every check holds.
+    let hog = json!({"kind": "memhog", "bytes": 96u64 << 20, "threads": 2, "stride": 4096, "passes": 2});
+    let r = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &hog, true);
+    assert_eq!(r["sim"]["oom"], false);
+    let (pages, pin, majflt) = (24576u64, delta(&r, "pswpin"), delta(&r, "pgmajfault"));
+    assert_eq!(delta(&r, "pgfault"), 2 * pages, "a fault per page per pass");
+    assert!(pin > pages / 2, "{pin} pages swapped in");
+    assert!(majflt * 4 < pin, "{majflt} major faults for {pin} pages read: no readahead");
+    assert_eq!(delta(&r, "pgpgin"), pin * 4);
+    // After exit, no slot is left (nothing was in flight at the end here).
+    assert_eq!(r["sim"]["swap_slots_used"], r["vmstat"]["nr_file_pages"]);
+    let one = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false),
+                  &json!({"kind": "memhog", "bytes": 96u64 << 20, "threads": 2, "passes": 1}), false);
+    assert_eq!(delta(&one, "pswpin"), 0);
+    // passes must be 1 or more
+    let spec = json!({"machine": swap_box(16384, 128), "kernel": kernel("3.0", "after-first-zone", false),
+                      "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1, "passes": 0}});
+    let err = parse(&spec.to_string()).err().expect("an error").to_string();
+    assert!(err.contains("workload.passes: 0 is not allowed"), "{err}");
+}

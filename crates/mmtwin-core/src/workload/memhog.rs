@@ -13,7 +13,11 @@ use serde_json::{json, Value};
 pub struct HogThread {
     pub pid: Pid,
     pub cpu: usize,
+    /// Page touches in all: the thread's share of pages times the passes.
     pub pages_total: u64,
+    /// The thread's pages: virtual pages `base .. base + share`.
+    pub base: u64,
+    pub share: u64,
     pub pages_done: u64,
     pub remote_pages: u64,
     pub end_ns: Option<u64>,
@@ -41,11 +45,16 @@ impl Memhog {
         };
         let (_, mems) = super::affinity(k, None, w.mems_allowed.as_ref());
         let mut threads = Vec::new();
+        let passes = w.passes.max(1) as u64;
+        let mut base = 0;
         for (i, &cpu) in cpus.iter().enumerate().take(n) {
             let share = total / n as u64 + u64::from((i as u64) < total % n as u64);
             let pid = super::spawn_user(k, "memhog", vec![cpu as u16], mems.clone());
-            threads.push(HogThread { pid, cpu, pages_total: share, pages_done: 0, remote_pages: 0, end_ns: None, oom: false });
+            threads.push(HogThread { pid, cpu, pages_total: share * passes, base, share, pages_done: 0, remote_pages: 0, end_ns: None, oom: false });
+            base += share;
         }
+        // mm 0's page table: a pte per virtual page.
+        k.anon_mm = vec![vec![crate::page::NIL; total as usize]];
         Memhog { threads, stores_per_page: k.page_size / w.stride, running: n, exit_pfn: Some(0), exiting: false }
     }
 
@@ -64,6 +73,7 @@ impl Memhog {
             let from = self.exit_pfn.unwrap_or(0);
             self.exit_pfn = k.exit_mmap_anon(ctx, 0, from, EXIT_BATCH);
             if self.exit_pfn.is_none() {
+                k.anon_mm[0] = Vec::new(); // the page table goes with the mm
                 return Next::Exit;
             }
             return Next::Run;
@@ -72,13 +82,54 @@ impl Memhog {
         if th.pages_done == th.pages_total || th.oom {
             return self.thread_done(k, ti, ctx);
         }
+        let done = self.threads[ti].pages_done;
+        let (share, base) = (self.threads[ti].share, self.threads[ti].base);
+        let vpage = base + done % share;
+        if done >= share {
+            // A later pass: the page is mapped (a store), or its pte holds a
+            // swap slot (a fault that swaps it in).
+            let pte = k.anon_mm[0][vpage as usize];
+            if pte & crate::swapfile::SWAP_PTE == 0 {
+                k.mm.pages.set(pte, crate::page::PG_YOUNG);
+                ctx.user += self.stores_per_page * k.cost.user_store_ns;
+                self.threads[ti].pages_done += 1;
+                if self.threads[ti].pages_done == self.threads[ti].pages_total {
+                    return self.thread_done(k, ti, ctx);
+                }
+                return Next::Run;
+            }
+            if !k.kt[pid as usize].in_fault {
+                ctx.sys += k.cost.fault_ns;
+                k.mm.vm.inc(Ev::Pgfault);
+                k.faults += 1;
+            }
+            return match k.do_swap_page(ctx, 0, vpage, pte & !crate::swapfile::SWAP_PTE) {
+                crate::filemap::PageOp::Done => {
+                    k.kt[pid as usize].in_fault = false;
+                    ctx.user += self.stores_per_page * k.cost.user_store_ns;
+                    self.threads[ti].pages_done += 1;
+                    if self.threads[ti].pages_done == self.threads[ti].pages_total {
+                        return self.thread_done(k, ti, ctx);
+                    }
+                    Next::Run
+                }
+                crate::filemap::PageOp::Sleep(n) => {
+                    k.kt[pid as usize].in_fault = true;
+                    n
+                }
+                crate::filemap::PageOp::Oom => {
+                    k.kt[pid as usize].in_fault = false;
+                    self.threads[ti].oom = true;
+                    self.thread_done(k, ti, ctx)
+                }
+            };
+        }
         if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh {
             ctx.sys += k.cost.fault_ns;
             k.mm.vm.inc(Ev::Pgfault);
             k.faults += 1;
         }
-        let done = self.threads[ti].pages_done;
-        match k.do_anonymous_page(ctx, 0, done) {
+        match k.do_anonymous_page(ctx, 0, done, vpage) {
             Ok(zi) => {
                 let th = &mut self.threads[ti];
                 if k.mm.zones[zi].node != k.mm.cpu_node[th.cpu] {
