@@ -342,7 +342,7 @@ impl Kernel {
     }
 
     pub fn state_bytes(&self) -> u64 {
-        self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes() + self.swap.as_ref().map_or(0, |s| s.state_bytes())
+        self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes() + self.swap.as_ref().map_or(0, |s| s.state_bytes()) + self.anon_mm.iter().map(|pt| pt.capacity() as u64 * 4).sum::<u64>()
     }
 }
 

@@ -138,7 +138,16 @@ impl Kernel {
             let f = self.mm.pages.flags[pfn];
             if self.mm.pages.owner[pfn] == mm_id {
                 let p = pfn as u32;
-                if f & PG_ANON != 0 && f & (PG_WRITEBACK | PG_LOCKED) == 0 {
+                if f & PG_ANON != 0 && f & (PG_WRITEBACK | PG_LOCKED) != 0 {
+                    // On its way to or from swap: zap_pte_range unmaps it; the
+                    // data are dead, so it is not written again; reclaim frees
+                    // it (and its orphaned slot) once the I/O is done.
+                    if f & PG_MAPPED != 0 {
+                        let zi = self.mm.zone_of(p);
+                        self.zs_add(zi, Zs::NrAnonPages, -1);
+                    }
+                    self.mm.pages.clear(p, PG_MAPPED | PG_YOUNG | PG_DIRTY | PG_FAULTREF);
+                } else if f & PG_ANON != 0 {
                     // (A page on its way to swap is left to reclaim, which
                     // frees it and its slot when the write completes.)
                     let zi = self.mm.zone_of(p);
@@ -146,8 +155,16 @@ impl Kernel {
                         if f & PG_MAPPED != 0 {
                             self.zs_add(zi, Zs::NrAnonPages, -1);
                         }
-                        if f & PG_SWAPCACHE != 0 {
+                        let vpage = if f & PG_SWAPCACHE != 0 {
+                            let slot = self.mm.pages.index[pfn];
+                            let v = self.swap.as_ref().map_or(NIL, |s| s.vpage_of(slot));
                             self.delete_from_swap_cache(p);
+                            v
+                        } else {
+                            self.mm.pages.index[pfn]
+                        };
+                        if let Some(pte) = self.anon_mm.get_mut(mm_id as usize).and_then(|pt| pt.get_mut(vpage as usize)) {
+                            *pte = NIL;
                         }
                         self.mm.census.held -= 1;
                         self.mm.pages.flags[pfn] = 0;

@@ -56,6 +56,9 @@ pub const PG_UPTODATE: u32 = 1 << 20;
 pub const PG_ANON: u32 = 1 << 21;
 /// PG_swapcache: an anonymous page in the swap cache; `index` holds its swap slot.
 pub const PG_SWAPCACHE: u32 = 1 << 22;
+/// A faulting task holds a reference to the page (do_swap_page between the
+/// read and the mapping): reclaim cannot free it (__remove_mapping fails).
+pub const PG_FAULTREF: u32 = 1 << 23;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

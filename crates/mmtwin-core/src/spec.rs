@@ -715,6 +715,12 @@ impl Spec {
         if w.bytes == 0 {
             return Err(SpecError::new("workload.bytes", "0 is not allowed; a positive byte count"));
         }
+        if w.bytes.div_ceil(m.page_size) > MAX_PAGES {
+            return Err(SpecError::new(
+                "workload.bytes",
+                format!("{} is not allowed; at most {} pages of memory ({} bytes)", w.bytes, MAX_PAGES, MAX_PAGES * m.page_size),
+            ));
+        }
         if w.passes == 0 || w.passes > 1000 {
             return Err(SpecError::new("workload.passes", format!("{} is not allowed; 1 to 1000 passes over the memory", w.passes)));
         }

@@ -208,6 +208,7 @@ impl Kernel {
             let mut run_start = 0u32;
             for s in start..end {
                 let q = if s == slot {
+                    self.mm.pages.set(p, PG_FAULTREF);
                     p
                 } else {
                     let si = self.swap.as_ref().expect("a swap area");
@@ -220,14 +221,20 @@ impl Kernel {
                     match self.alloc_pages(ctx, gfp::GFP_HIGHUSER_MOVABLE & !gfp::WAIT, 0, node) {
                         AllocRes::Page(q, _) => q,
                         _ => {
+                            // 3.0 stops reading ahead at the first page it cannot get;
+                            // the target (read last there) still is.
                             self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
-                            continue;
+                            if s < slot {
+                                continue;
+                            }
+                            break;
                         }
                     }
                 };
                 let owner = self.swap.as_ref().expect("a swap area").owner[s as usize] - 1;
                 self.swap.as_mut().expect("a swap area").cache[s as usize] = q;
-                self.mm.pages.flags[q as usize] = PG_SWAPBACKED | PG_ANON | PG_SWAPCACHE | PG_LOCKED;
+                let held = self.mm.pages.flags[q as usize] & PG_FAULTREF;
+                self.mm.pages.flags[q as usize] = PG_SWAPBACKED | PG_ANON | PG_SWAPCACHE | PG_LOCKED | held;
                 self.mm.pages.owner[q as usize] = owner;
                 self.mm.pages.index[q as usize] = s;
                 let zi = self.mm.zone_of(q);
@@ -244,12 +251,16 @@ impl Kernel {
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
         }
         let p = cached;
+        // An allocation of this fault that slept may have been overtaken by
+        // another task's readahead of the slot: forget its retry state.
+        self.kt[ctx.pid as usize].slow = Default::default();
         if self.mm.pages.test(p, PG_LOCKED) {
             let zi = self.mm.zone_of(p);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
         }
-        // Map it again (page_add_anon_rmap).
+        // Map it again (page_add_anon_rmap); the fault's reference goes.
         let zi = self.mm.zone_of(p);
+        self.mm.pages.clear(p, PG_FAULTREF);
         self.mm.pages.set(p, PG_MAPPED | PG_YOUNG);
         self.zs_add(zi, Zs::NrAnonPages, 1);
         if let Some(pt) = self.anon_mm.get_mut(mm_id as usize) {

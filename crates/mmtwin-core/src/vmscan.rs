@@ -276,7 +276,7 @@ impl Kernel {
             ctx.sys += self.cost.scan_page_ns;
             self.mm.sim.page_events += 1;
             let f = self.mm.pages.flags[p as usize];
-            if f & PG_LOCKED != 0 {
+            if f & (PG_LOCKED | PG_FAULTREF) != 0 {
                 self.mm.pages.push_front(&mut keep, p);
                 continue;
             }

@@ -85,7 +85,7 @@ impl Memhog {
         let done = self.threads[ti].pages_done;
         let (share, base) = (self.threads[ti].share, self.threads[ti].base);
         let vpage = base + done % share;
-        if done >= share {
+        if done >= share && k.anon_mm[0][vpage as usize] != crate::page::NIL {
             // A later pass: the page is mapped (a store), or its pte holds a
             // swap slot (a fault that swaps it in).
             let pte = k.anon_mm[0][vpage as usize];
