@@ -204,7 +204,9 @@ impl Kernel {
                 (si.dev, si.first_block, start, (start + (1 << PAGE_CLUSTER)).min(si.nslots))
             };
             self.swap.as_mut().expect("a swap area").vpage[slot as usize] = vpage as u32;
-            let mut run: Vec<u32> = Vec::with_capacity(1 << PAGE_CLUSTER);
+            // The run of pages to read in one bio (no allocation per fault).
+            let mut run = [NIL; 1 << PAGE_CLUSTER];
+            let mut n = 0usize;
             let mut run_start = 0u32;
             for s in start..end {
                 let q = if s == slot {
@@ -214,7 +216,8 @@ impl Kernel {
                     let si = self.swap.as_ref().expect("a swap area");
                     let o = si.owner[s as usize];
                     if o == 0 || o == ORPHAN || si.cache[s as usize] != NIL {
-                        self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+                        self.submit_swap_read(ctx, dev, first + run_start as u64, &run[..n]);
+                        n = 0;
                         continue;
                     }
                     // Readahead never waits for memory: no __GFP_WAIT.
@@ -223,7 +226,8 @@ impl Kernel {
                         _ => {
                             // 3.0 stops reading ahead at the first page it cannot get;
                             // the target (read last there) still is.
-                            self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+                            self.submit_swap_read(ctx, dev, first + run_start as u64, &run[..n]);
+                            n = 0;
                             if s < slot {
                                 continue;
                             }
@@ -240,12 +244,13 @@ impl Kernel {
                 let zi = self.mm.zone_of(q);
                 self.zs_add(zi, Zs::NrFilePages, 1);
                 self.lru_cache_add(ctx, q, LRU_INACTIVE_ANON);
-                if run.is_empty() {
+                if n == 0 {
                     run_start = s;
                 }
-                run.push(q);
+                run[n] = q;
+                n += 1;
             }
-            self.submit_swap_read(ctx, dev, first + run_start as u64, &mut run);
+            self.submit_swap_read(ctx, dev, first + run_start as u64, &run[..n]);
             self.mm.vm.inc(Ev::Pgmajfault);
             let zi = self.mm.zone_of(p);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
@@ -283,7 +288,7 @@ impl Kernel {
     /// swap_readpage for a run of neighbouring slots: one bio (pswpin and
     /// pgpgin per page); a full queue keeps it for retry at the next
     /// completion.
-    fn submit_swap_read(&mut self, ctx: &mut Ctx, dev: usize, block: u64, run: &mut Vec<u32>) {
+    fn submit_swap_read(&mut self, ctx: &mut Ctx, dev: usize, block: u64, run: &[u32]) {
         if run.is_empty() {
             return;
         }
@@ -296,7 +301,6 @@ impl Kernel {
         }
         self.mm.vm.add(Ev::Pswpin, run.len() as u64);
         self.mm.vm.add(Ev::Pgpgin, run.len() as u64 * self.page_size / 1024);
-        run.clear();
     }
 
     /// exit_mmap's part for swap: free the process's slots whose pages are

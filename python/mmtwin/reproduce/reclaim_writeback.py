@@ -184,7 +184,7 @@ def run(options: Options) -> Outcome:
         loaded = experiments.load(f"{NAME}-{fs}")
         if [k.name for k in loaded.kernels] != list(KERNELS):
             raise MmtwinError(f"{loaded.where}: kernels: expected {', '.join(KERNELS)} for {NAME}")
-        runs = {p.run for p in experiments.plan(loaded, scale=options.scale)}
+        runs = {r.name for r in loaded.experiment.runs or []}
         missing = [c for c in CONFIGS if f"fsmark-{c}" not in runs]
         if missing:
             raise MmtwinError(f"{loaded.where}: runs: no fsmark-{missing[0]}, which {NAME} needs (fsmark-{', fsmark-'.join(CONFIGS)})")
