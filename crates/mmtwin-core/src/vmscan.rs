@@ -451,6 +451,17 @@ impl Kernel {
         }
     }
 
+    /// do_try_to_free_pages' nap after a priority iteration that scanned at
+    /// priority < DEF_PRIORITY - 2: wait_iff_congested(HZ/10) on the first zone.
+    fn end_of_iteration_wait(&mut self, ctx: &mut Ctx, zones: &[usize], scanned: u64, prio: i32) -> Option<Next> {
+        if scanned == 0 || prio >= DEF_PRIORITY - 2 {
+            return None;
+        }
+        let first = *zones.first()?;
+        let timeout = self.jiffies_ns(self.hz / 10);
+        self.wait_iff_congested(ctx, first, timeout)
+    }
+
     /// The throttle patch 6 asked for in shrink_inactive_list, taken at the
     /// reclaimer's next point that can sleep: wait_iff_congested(HZ/10).
     fn take_throttle(&mut self, ctx: &mut Ctx) -> Option<Next> {
@@ -601,12 +612,8 @@ impl Kernel {
             return Ok(dr.nr_reclaimed);
         }
         if let Some(scanned) = dr.end_wait_scanned.take() {
-            if scanned > 0 && dr.prio + 1 < DEF_PRIORITY - 2 {
-                if let Some(first) = zones.first() {
-                    if let Some(next) = self.wait_iff_congested(ctx, *first, self.jiffies_ns(self.hz / 10)) {
-                        return Err(next);
-                    }
-                }
+            if let Some(next) = self.end_of_iteration_wait(ctx, &zones, scanned, dr.prio + 1) {
+                return Err(next);
             }
         }
         while dr.prio >= 0 {
@@ -657,12 +664,8 @@ impl Kernel {
                 dr.end_wait_scanned = Some(sc.nr_scanned);
                 return Err(next);
             }
-            if sc.nr_scanned > 0 && prio < DEF_PRIORITY - 2 {
-                if let Some(first) = zones.first() {
-                    if let Some(next) = self.wait_iff_congested(ctx, *first, self.jiffies_ns(self.hz / 10)) {
-                        return Err(next);
-                    }
-                }
+            if let Some(next) = self.end_of_iteration_wait(ctx, &zones, sc.nr_scanned, prio) {
+                return Err(next);
             }
         }
         if dr.nr_reclaimed > 0 {
