@@ -269,6 +269,22 @@ impl Kernel {
         if slab != self.mm.census.slab {
             return Err(format!("{slab} pages flagged slab, census says {}", self.mm.census.slab));
         }
+        // Buffer heads: one object per PG_private page, plus those tasks
+        // hold for their next page; only page-cache pages have buffers.
+        let mut private = 0u64;
+        for (p, &f) in self.mm.pages.flags.iter().enumerate() {
+            if f & PG_PRIVATE != 0 {
+                if f & PG_FILE == 0 {
+                    return Err(format!("pfn {p} has buffers but is not in the page cache"));
+                }
+                private += 1;
+            }
+        }
+        let reserved = self.kt.iter().filter(|t| t.bh_reserve != NIL).count() as u64;
+        let bh = self.slab.caches[crate::slab::BUFFER_HEAD].objects;
+        if private + reserved != bh {
+            return Err(format!("{private} pages with buffers and {reserved} reserved, but {bh} buffer heads allocated"));
+        }
         for (zi, z) in self.mm.zones.iter().enumerate() {
             let want = [Zs::NrFilePages, Zs::NrFileDirty, Zs::NrWriteback, Zs::NrFileMapped, Zs::NrAnonPages];
             for (k, item) in want.iter().enumerate() {

@@ -48,6 +48,14 @@ pub enum PageOp {
     Oom,
 }
 
+/// What a task does when an allocation did not give it memory.
+pub fn alloc_op(r: AllocRes) -> PageOp {
+    match r {
+        AllocRes::Sleep(n) => PageOp::Sleep(n),
+        _ => PageOp::Oom,
+    }
+}
+
 impl Kernel {
     pub fn find_get_page(&self, ino: u32, index: u64) -> Option<u32> {
         let i = &self.fs.inodes[ino as usize];
@@ -197,6 +205,7 @@ impl Kernel {
             return;
         }
         ctx.sys += self.cost.page_cache_ns;
+        self.try_to_free_buffers(ctx, p);
         let ino = self.mm.pages.owner[p as usize];
         let index = self.mm.pages.index[p as usize] as u64;
         if self.mm.pages.test(p, PG_DIRTY) {
@@ -234,6 +243,11 @@ impl Kernel {
     /// One page of generic_perform_write: find or create the page, copy
     /// `bytes` into it, dirty it, mark it accessed, and throttle.
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+        if self.needs_buffers(ino, index) {
+            if let Err(r) = self.reserve_buffers(ctx) {
+                return alloc_op(r);
+            }
+        }
         let p = match self.find_get_page(ino, index) {
             Some(p) => p,
             None => match self.page_cache_alloc(ctx, ino, index, gfp::GFP_HIGHUSER_MOVABLE & !gfp::FS) {
@@ -244,6 +258,7 @@ impl Kernel {
                 Err(e) => return e,
             },
         };
+        self.create_empty_buffers(ctx, p);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
         let i = &mut self.fs.inodes[ino as usize];
         if i.size <= index {

@@ -52,6 +52,8 @@ pub struct KTask {
     /// Reclaim met enough dirty pages in this zone to throttle (patch 6):
     /// the reclaimer calls wait_iff_congested at its next point that can sleep.
     pub throttle: Option<usize>,
+    /// A buffer head allocated ahead of the page it is for (buffer.rs).
+    pub bh_reserve: u32,
 }
 
 pub struct Kernel {
@@ -215,6 +217,7 @@ impl Kernel {
                 wait: Default::default(),
                 in_fault: false,
                 throttle: None,
+                bh_reserve: crate::page::NIL,
             });
         }
         self.kt[pid as usize].mems = mems;
@@ -485,6 +488,10 @@ impl Kernel {
                 "zlc_marked_full": s.zlc_marked_full,
                 "zlc_clears": s.zlc_clears,
                 "swap_slots_used": self.swap.as_ref().map_or(0, |sw| sw.inuse),
+                "buffer_heads": self.slab.caches[crate::slab::BUFFER_HEAD].objects,
+                "slab_objects": { "dentry": self.slab.caches[crate::slab::DENTRY].objects,
+                                  "inode": self.slab.caches[crate::slab::INODE].objects,
+                                  "buffer_head": self.slab.caches[crate::slab::BUFFER_HEAD].objects },
                 "second_passes": s.second_passes,
                 "zone_reclaim_calls": s.zone_reclaim_calls,
                 "rmqueue_bulk": s.rmqueue_bulk,

@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod backing_dev;
 pub mod block;
+pub mod buffer;
 pub mod check;
 pub mod cost;
 pub mod filemap;

@@ -60,6 +60,13 @@ impl Kernel {
     /// hole reads as a zeroed page), map it, then page_mkwrite dirties it
     /// (set_page_dirty_balance). Sleeps in balance_dirty_pages are returned.
     pub fn shared_write_fault(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
+        // block_page_mkwrite attaches buffers (their head is taken first:
+        // buffer.rs says why).
+        if self.needs_buffers(ino, index) {
+            if let Err(r) = self.reserve_buffers(ctx) {
+                return crate::filemap::alloc_op(r);
+            }
+        }
         let p = match self.find_get_page(ino, index) {
             Some(p) => p,
             None => {
@@ -79,6 +86,7 @@ impl Kernel {
             self.zs_add(zi, Zs::NrFileMapped, 1);
         }
         self.mm.pages.set(p, PG_YOUNG);
+        self.create_empty_buffers(ctx, p);
         let i = &mut self.fs.inodes[ino as usize];
         if i.size <= index {
             i.size = index + 1;

@@ -1,6 +1,6 @@
 //! struct page, struct-of-arrays: 14 hot bytes per simulated page (flags,
-//! order, migrate type, list links) and 8 cold bytes in side tables (the
-//! owner: an inode or an mm, and the page's index in it).
+//! order, migrate type, list links) and 12 cold bytes in side tables (the
+//! owner: an inode or an mm, the page's index in it, and page->private).
 //!
 //! A page is on at most one list at a time (buddy free list, per-cpu list,
 //! LRU list or a reclaimer's private list), exactly like the kernel's
@@ -59,6 +59,10 @@ pub const PG_SWAPCACHE: u32 = 1 << 22;
 /// A faulting task holds a reference to the page (do_swap_page between the
 /// read and the mapping): reclaim cannot free it (__remove_mapping fails).
 pub const PG_FAULTREF: u32 = 1 << 23;
+/// PG_private: the page has buffer heads attached (ext4 and xfs attach one
+/// per block when a page is written or mkwrite-faulted); `private` holds
+/// the buffer_head object.
+pub const PG_PRIVATE: u32 = 1 << 24;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +97,8 @@ pub struct Pages {
     pub owner: Vec<u32>,
     /// Cold: page->index (offset in the file or the mapping, in pages).
     pub index: Vec<u32>,
+    /// Cold: page->private, the buffer_head object of a PG_PRIVATE page.
+    pub private: Vec<u32>,
 }
 
 impl Pages {
@@ -105,6 +111,7 @@ impl Pages {
             prev: vec![NIL; n],
             owner: vec![NIL; n],
             index: vec![0; n],
+            private: vec![NIL; n],
         }
     }
 
@@ -118,8 +125,8 @@ impl Pages {
 
     /// Hot bytes of simulator state per page (flags, order, mt, links).
     pub const HOT_BYTES_PER_PAGE: usize = 4 + 1 + 1 + 4 + 4;
-    /// Cold bytes per page in side tables (owner, index).
-    pub const COLD_BYTES_PER_PAGE: usize = 4 + 4;
+    /// Cold bytes per page in side tables (owner, index, private).
+    pub const COLD_BYTES_PER_PAGE: usize = 4 + 4 + 4;
     /// All bytes of simulator state per page.
     pub const BYTES_PER_PAGE: usize = Self::HOT_BYTES_PER_PAGE + Self::COLD_BYTES_PER_PAGE;
 

@@ -63,6 +63,36 @@ fn fs_mark_writes_back_what_it_wrote_and_accounts_every_page() {
 }
 
 #[test]
+fn written_pages_carry_buffer_heads_counted_as_reclaimable_slab() {
+    // Every page fs_mark writes gets one buffer head (ext4 and xfs alike in
+    // 3.0); they leave with their pages, and their slab pages count in
+    // NR_SLAB_RECLAIMABLE. Nothing here is reclaimed (a big machine), so
+    // every cached page was written and has its buffer head.
+    for fs in ["ext4", "xfs"] {
+        let m = machine(4096, 65536, 65536, fs);
+        let r = run(&m, &kernel("3.0", "after-first-zone", false), &fsmark(2, 10, 2, 256 * 1024), true);
+        let file = r["vmstat"]["nr_file_pages"].as_u64().unwrap();
+        let bh = r["sim"]["buffer_heads"].as_u64().unwrap();
+        assert_eq!(bh, file, "{fs}: {bh} buffer heads for {file} page-cache pages");
+        assert_eq!(bh, 2 * 10 * 2 * 64);
+        let inodes = r["sim"]["slab_objects"]["inode"].as_u64().unwrap();
+        let dentries = r["sim"]["slab_objects"]["dentry"].as_u64().unwrap();
+        let inode_per_page = if fs == "xfs" { 3 } else { 4 };
+        let min_pages = bh.div_ceil(39) + inodes.div_ceil(inode_per_page) + dentries.div_ceil(21);
+        let slab = r["vmstat"]["nr_slab_reclaimable"].as_u64().unwrap();
+        assert!(slab >= min_pages, "{fs}: {slab} reclaimable slab pages, at least {min_pages} needed");
+    }
+    // Unlinked files take their buffer heads with them: LARGE DD deletes its
+    // source tree and copies, and its full checks tie objects to pages.
+    let m = machine(2048, 4096, 8192, "ext4");
+    let w = json!({"kind": "largedd", "cpus": [0, 1], "tar_bytes": 8 << 20, "copies": 3, "download_mib_s": 50});
+    let r = run(&m, &kernel("3.0", "after-first-zone", false), &w, true);
+    let file = r["vmstat"]["nr_file_pages"].as_u64().unwrap();
+    let bh = r["sim"]["buffer_heads"].as_u64().unwrap();
+    assert!(bh <= file, "{bh} buffer heads for {file} page-cache pages");
+}
+
+#[test]
 fn runs_are_byte_identical() {
     let m = machine(2048, 4096, 8192, "xfs");
     let k = kernel("3.0", "first-eligible", true);
@@ -106,8 +136,12 @@ fn zlcfirst_scans_less_than_vanilla() {
 fn zlcreconsider_clears_the_cache_after_direct_reclaim() {
     let m = machine(4096, 2048, 16384, "ext4");
     // Confined to node 0, the writers reach direct reclaim; zlcreconsider
-    // then clears the zonelist cache, so zones are marked full again.
-    let mut w = fsmark(6, 40, 3, 256 * 1024);
+    // then clears the zonelist cache, so zones are marked full again. (With
+    // 256 KiB files the inodes and buffer heads keep node 0's reclaimable
+    // slab over min_slab_ratio, and zone_reclaim's inode steals free enough
+    // that nothing reaches direct reclaim: 1 MiB files make the page cache
+    // outgrow the slab.)
+    let mut w = fsmark(6, 40, 3, 1024 * 1024);
     w["mems_allowed"] = json!([0]);
     let first = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
     let recon = run(&m, &kernel("3.0", "first-eligible", true), &w, false);
