@@ -190,6 +190,13 @@ def _plot_dir(path: Optional[Path]) -> Optional[Path]:
     return path
 
 
+def _output_dir(path: Optional[Path]) -> Optional[Path]:
+    """--output-dir: checked (and created) before any work, so a bad path fails at once (exit 2)."""
+    from mmtwin.results import check_output_dir
+
+    return check_output_dir(path, "--output-dir")
+
+
 def _jobs(value: Optional[int]) -> Optional[int]:
     if value is not None and value < 1:
         raise MmtwinError(f"--jobs: {value} is not allowed; expected an integer >= 1")
@@ -226,7 +233,11 @@ def describe_workload(w: Any) -> str:
             f"largedd {w.tar_mib:g} MiB tarfile at {w.download_mib_s:g} MiB/s, {w.copies} dd copies "
             f"(bs {int(w.dd_kib * 1024)}, {w.threads} at a time), {where}"
         )
-    return f"mmapstream {w.size_mib:g} MiB mapped file, {w.threads} thread{'s' if w.threads > 1 else ''}, {where}"
+    line = f"mmapstream {w.size_mib:g} MiB mapped file, {w.threads} thread{'s' if w.threads > 1 else ''}"
+    if w.mixed_size_mib:
+        line += (f", then {w.mixed_size_mib:g} MiB mixed ({w.mixed_anon_percent}% anonymous, {w.mixed_threads}+{w.mixed_threads} "
+                 f"processes, {2 * w.mixed_iter}/{w.mixed_iter} passes)")
+    return f"{line}, {where}"
 
 
 def _summary_line(machine: Any, kernels: str, w: Any, seed: int, scale: Any) -> str:
@@ -267,7 +278,18 @@ RUN_HELP = "The [[runs]] entry of --experiment to run (e.g. fsmark)."
 SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the workload's size by S (0 < S <= 1)."
 SEED_HELP = "Seed carried in the specification (nothing simulated varies with it yet: every run is deterministic)."
 CHECK_HELP = "Run the engine's full invariant checks (slower)."
+OUTPUT_DIR_HELP = (
+    "Also write the run(s) as a results tree in DIR: MMTests' work/log layout plus mmtwin-results.json "
+    "(docs/results.md); read back by 'mmtwin report' and 'mmtwin compare --results'. DIR must be new, empty "
+    "or an earlier results tree (replaced)."
+)
 JOBS_HELP = "Worker processes (default: the number of CPUs). Results do not depend on it."
+TRACE_FORMAT_HELP = ("Layout of the --trace file: 'kernel' (default; what the kernel's era prints) or 'postprocess-6.1' "
+                     "(what Linux 6.1's trace-vmscan-postprocess.pl parses; docs/ftrace.md).")
+FTRACE_HELP = ("With the 2011 report of 3.0/3.1 kernels whose run reclaimed, print MMTests' 'FTrace Reclaim Statistics' "
+               "blocks (vmscan, congestion_wait) from the engine's tracepoint statistics (default on; docs/ftrace.md).")
+ITERATIONS_HELP = ("Run N iterations: iteration 0 with --seed, the others with seeds derived from it (SplitMix64, "
+                   "docs/sweep.md); MMTests summary rows over them, or a line saying they came out identical.")
 
 
 # --------------------------------------------------------------------------- run
@@ -312,15 +334,19 @@ def run(
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+    iterations: int = typer.Option(1, "--iterations", metavar="N", help=ITERATIONS_HELP),
     trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", help="Have the engine write a trace of kernel events to FILE."),
     trace_events: Optional[str] = typer.Option(
         None, "--trace-events", metavar="LIST", help="Comma-separated tracepoints for --trace (default: all)."
     ),
+    trace_format: Optional[str] = typer.Option(None, "--trace-format", metavar="FORMAT", help=TRACE_FORMAT_HELP),
+    ftrace: bool = typer.Option(True, "--ftrace/--no-ftrace", help=FTRACE_HELP),
     json_out: bool = typer.Option(
         False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
     ),
     vmstat: bool = typer.Option(False, "--vmstat", help="Also print /proc/vmstat and the per-zone free-pages timeline."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
     from mmtwin.config import load_kernel
@@ -336,6 +362,9 @@ def run(
     params = _workload(workload, options, fsmark, sets, exp_run)
     events = None if trace_events is None else [e.strip() for e in trace_events.split(",") if e.strip()]
     tr = trace_spec(trace, events)
+    from mmtwin.reports import ftrace as ft
+
+    tr = ft.with_trace_format(tr, trace_format)
     frac = _scale(scale)
     m = _load_machine(machine, loaded)
     if kernel is None and loaded is None:
@@ -346,11 +375,20 @@ def run(
         k = load_kernel(kernel) if loaded is None else with_experiment_sysctl(loaded.experiment, load_kernel(kernel))
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
     spec = resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr)
+    from mmtwin import iterations as its_mod
+
+    if its_mod.check_iterations(iterations) > 1 and tr is not None:
+        raise MmtwinError(f"--trace: not allowed with --iterations {iterations}; trace one iteration (--iterations 1)")
     _plot_dir(plot)
+    _output_dir(output_dir)
     started = time.perf_counter()
-    result = run_spec(spec)
+    its = its_mod.run_iterations([spec], iterations, label="run")[0] if iterations > 1 else None
+    result = its.first if its is not None else run_spec(spec)
     wall = time.perf_counter() - started
-    if json_out:
+    if json_out and its is not None:
+        _out(_dumps({"spec": spec, "result": strip_perf(result), "identical": its.identical,
+                     "iterations": its_mod.iterations_json(its, spec)}))
+    elif json_out:
         _out(_dumps({"spec": spec, "result": strip_perf(result)}))
     else:
         t = result["times"]
@@ -366,9 +404,14 @@ def run(
             lines += _benchmark_lines(params.kind, spec, result)
             col = mt.column_from_result(k.name, params.kind, result)
             lines += ["", mt.duration_block([col]), "", mt.vmstat_block([col]), ""]
+            if ftrace and ft.shows_ftrace([result]):
+                lines += [ft.ftrace_blocks([result], [k.name]).rstrip("\n"), ""]
         lines.append(vm.zone_table(result))
         if vmstat:
             lines += ["/proc/vmstat", vm.proc_vmstat(result), vm.timeline_table(result)]
+        if its is not None:
+            era_its = "2017" if params.kind == "memhog" else "2011"
+            lines += ["", its_mod.iterations_block([k.name], [spec], [its], era_its)]
         _out("\n".join(lines))
     if plot is not None:
         from mmtwin.reports import plots
@@ -380,7 +423,14 @@ def run(
             name = f"run-{k.name}-{params.kind}-zones.png"
         path = plots.plot_zone_timeline(result, plot / name)
         _err(f"wrote {path}")
-    _err(perf_line([result], result.get("perf", {}).get("wall_s", wall)))
+    if output_dir is not None:
+        from mmtwin import results as saved
+
+        summary = _summary_line(m, f"kernel {k.name}", params, seed_value, frac)
+        runs = saved.iteration_runs(k.name, spec, its.seeds if its is not None else [spec["seed"]],
+                                    its.results if its is not None else [result])
+        _err(f"wrote {saved.write_tree(output_dir, 'run', runs, summary_line=summary, ftrace=ftrace)}")
+    _err(perf_line(its.results, wall) if its is not None else perf_line([result], result.get("perf", {}).get("wall_s", wall)))
 
 
 # --------------------------------------------------------------------------- compare
@@ -413,16 +463,32 @@ def compare(
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
+    iterations: int = typer.Option(1, "--iterations", metavar="N", help=ITERATIONS_HELP),
+    ftrace: bool = typer.Option(True, "--ftrace/--no-ftrace", help=FTRACE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    results_dirs: Optional[list[Path]] = typer.Option(
+        None, "--results", metavar="DIR",
+        help="Compare saved results instead of running: every run of each results tree written by --output-dir "
+        "(repeatable; the first run is the baseline). Takes no machine, kernel or workload options.",
+    ),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
     from mmtwin.config import load_kernel
     from mmtwin.experiment import with_experiment_sysctl
-    from mmtwin.engine import perf_line, run_many, strip_perf
+    from mmtwin.engine import perf_line, strip_perf
     from mmtwin.reports import mmtests2011 as mt
-    from mmtwin.reports.mmtests import check_era, compare_report, samples_from_results
+    from mmtwin.reports.mmtests import check_era, compare_report
     from mmtwin.resolve import resolve_spec
 
+    if results_dirs:
+        given = {"--machine": machine, "--kernel": kernels, "--workload": workload, "--size-gb": size_gb, "--threads": threads,
+                 "--stride": stride, "--cpus": cpus, "--mems": mems, "--fsmark": fsmark, "--set": sets,
+                 "--experiment": experiment, "--run": run_name, "--seed": seed, "--jobs": jobs,
+                 "--check": check or None, "--scale": None if scale == 1.0 else scale,
+                 "--iterations": None if iterations == 1 else iterations}
+        _compare_saved(results_dirs, era, json_out, output_dir, [k for k, v in given.items() if v is not None], ftrace)
+        return
     loaded, exp_run = _experiment_run(experiment, run_name)
     options = {"size_gb": size_gb, "threads": threads, "stride": stride,
                "cpus": _id_list(cpus, "--cpus"), "mems_allowed": _id_list(mems, "--mems")}
@@ -448,22 +514,125 @@ def compare(
     ]
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
     specs = [resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check) for k in ks]
+    from mmtwin import iterations as its_mod
+
+    _output_dir(output_dir)
     started = time.perf_counter()
-    results = run_many(specs, _jobs(jobs), label="compare")
+    its = its_mod.run_iterations(specs, its_mod.check_iterations(iterations), _jobs(jobs), label="compare")
+    results = [its_mod.report_result(it, params.kind) for it in its]
     wall = time.perf_counter() - started
     if json_out:
-        _out(_dumps({"era": era, "kernels": names, "specs": specs, "results": [strip_perf(r) for r in results]}))
+        extra = {} if iterations == 1 else {"iterations": [
+            {"kernel": n, "identical": it.identical, "runs": its_mod.iterations_json(it, s)} for n, s, it in zip(names, specs, its)]}
+        _out(_dumps({"era": era, "kernels": names, "specs": specs, "results": [strip_perf(it.first) for it in its], **extra}))
     else:
         _out(_summary_line(m, f"kernels {', '.join(names)} (the first is the baseline)", params, seed_value, frac))
         _out("")
         if params.kind == "memhog":
-            runs = [samples_from_results(k.name, [r], params.threads) for k, r in zip(ks, results)]
+            runs = [its_mod.memhog_samples(k.name, it, params.threads) for k, it in zip(ks, its)]
             _out(compare_report(runs, era, params.kind))
         else:
             cols = [mt.column_from_result(k.name, params.kind, r) for k, r in zip(ks, results)]
             command = mt.fsmark_command(specs[0]["workload"]) if params.kind == "fsmark" else None
             _out(mt.report(params.kind, cols, command))
-    _err(perf_line(results, wall))
+            from mmtwin.reports import ftrace as ft
+
+            if ftrace and ft.shows_ftrace(results):
+                _out("")
+                _out(ft.ftrace_blocks(results, names))
+        if iterations > 1:
+            _out(its_mod.compare_block(names, specs, its, era))
+    if output_dir is not None:
+        from mmtwin import results as saved
+
+        summary = _summary_line(m, f"kernels {', '.join(names)} (the first is the baseline)", params, seed_value, frac)
+        runs = saved.make_runs([(n, s, it.seeds, it.results) for n, s, it in zip(names, specs, its)])
+        _err(f"wrote {saved.write_tree(output_dir, 'compare', runs, era=era, summary_line=summary, ftrace=ftrace)}")
+    _err(perf_line([r for it in its for r in it.results], wall))
+
+
+def _compare_saved(dirs: list[Path], era: Optional[str], json_out: bool, output_dir: Optional[Path], given: list[str],
+                   ftrace: bool = True) -> None:
+    """``mmtwin compare --results DIR ...``: the comparison of saved results (docs/results.md)."""
+    from mmtwin import results as saved
+
+    if given:
+        raise MmtwinError(f"{given[0]}: not allowed with --results; the saved results fix the machine, kernels and workload")
+    _output_dir(output_dir)
+    trees = [saved.load(d, "--results") for d in dirs]
+    runs, text = saved.compare_saved(trees, era, ftrace)
+    if json_out:
+        _out(_dumps({"era": era, "kernels": [r.kernel for r in runs if r.iteration == 0],
+                     "specs": [r.spec for r in runs if r.iteration == 0],
+                     "results": [r.result for r in runs if r.iteration == 0]}))
+    else:
+        _out(text)
+    if output_dir is not None:
+        header = text.split("\n", 1)[0]
+        _err(f"wrote {saved.write_tree(output_dir, 'compare', runs, era=era, summary_line=header, ftrace=ftrace)}")
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+@app.command()
+def sweep(
+    experiment: Optional[str] = typer.Argument(
+        None, metavar="EXPERIMENT",
+        help="Experiment name or file: its kernels and runs (or matrix) are axes unless -k/-r fix them. "
+        "Without it, give -m, -k and the workload as for 'run'.",
+    ),
+    vary: Optional[list[str]] = typer.Option(
+        None, "--vary", metavar="KEY=V1,V2,...",
+        help="An axis (repeatable; the cross product is swept, the last --vary fastest). KEY: machine, kernel, run, "
+        "scale, seed; sysctl.NAME or NAME (dirty_ratio, swappiness, ...); workload.NAME or NAME (files, threads, ...); "
+        "machine.FIELD.PATH or kernel.FIELD.PATH (e.g. machine.storage.devices.0.bandwidth_mib_s, kernel.policy.zlc). "
+        "Values in TOML syntax; commas inside [...] or quotes do not split.",
+    ),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="Tidy table, one row per run: FILE.csv or FILE.parquet. "
+                             "Finished runs are kept in FILE.state.jsonl beside it, so a killed sweep resumes."),
+    iterations: int = typer.Option(1, "--iterations", metavar="N", help=ITERATIONS_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
+    ray_address: Optional[str] = typer.Option(
+        None, "--ray", metavar="ADDRESS|auto",
+        help="Run the runs as Ray tasks on an existing cluster (host:port, ray://host:port, or auto); "
+        "needs pip install 'mmtwin[ray]' and mmtwin on every node. The rows are the same as on the local pool.",
+    ),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="NAME", help="One kernel profile (vary several with --vary kernel=A,B)."),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
+    threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
+    stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
+    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help=CPUS_HELP),
+    mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
+    fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
+    sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
+    run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help="Only this [[runs]] entry of EXPERIMENT."),
+    scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
+    check: bool = typer.Option(False, "--check", help=CHECK_HELP),
+) -> None:
+    """Sweep the cross product of --vary values, N iterations each, and write one tidy row per run.
+
+    Runs go to a local process pool (both cores busy) or, with --ray, to Ray
+    tasks; the rows are identical whichever ran them. Prints MMTests summary
+    rows over the iterations of each cell (docs/sweep.md).
+    """
+    from mmtwin import sweep as sw
+    from mmtwin.engine import perf_line
+
+    options = {"size_gb": size_gb, "threads": threads, "stride": stride,
+               "cpus": _id_list(cpus, "--cpus"), "mems_allowed": _id_list(mems, "--mems")}
+    base = sw.Base(experiment=experiment, machine=machine, kernel=kernel, run=run_name, workload=workload,
+                   options=options, fsmark=fsmark, sets=list(sets or []), scale=_scale(scale), seed=seed, check=check)
+    outcome = sw.sweep(base, list(vary or []), iterations=iterations, out=out, jobs=_jobs(jobs), ray_address=ray_address)
+    _out(outcome.text)
+    _err(f"sweep: {outcome.runs_text}: {outcome.reused} from {sw.state_path(out)}, {outcome.executed} run now "
+         f"on {sw.describe_executor(jobs, ray_address)}"
+         + (f"; {outcome.unreadable} unreadable state line(s) ignored" if outcome.unreadable else ""))
+    _err(perf_line([{"events": outcome.events}], outcome.wall_s))
+    _err(f"wrote {out}")
 
 
 # --------------------------------------------------------------------------- reproduce
@@ -489,6 +658,7 @@ def reproduce(
     experiment: Optional[str] = typer.Option(
         None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
     ),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
 
@@ -509,6 +679,8 @@ def reproduce(
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
     plot = _plot_dir(plot)
+    _output_dir(output_dir)
+    captured: list[Any] = []
     started = time.perf_counter()
     outcomes = []
     for r in chosen:
@@ -516,19 +688,64 @@ def reproduce(
         options = repro.Options(
             scale=chosen_scale, jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment
         )
-        outcome = r.run(options)
+        if output_dir is not None:
+            from mmtwin.results import capture_engine_runs
+
+            with capture_engine_runs() as seen:
+                outcome = r.run(options)
+            captured += seen
+        else:
+            outcome = r.run(options)
         outcomes.append(outcome)
         if not json_out:
             _out(outcome.text)
     if json_out:
         data = [o.data for o in outcomes]
         _out(_dumps(data[0] if name else data))
+    if output_dir is not None:
+        from mmtwin import results as saved
+
+        runs = saved.make_runs([(sp["kernel"]["name"], sp, [sp["seed"]], [res]) for sp, res in captured])
+        repros = [{"name": r.name, "held": o.held, "text": o.text, "data": o.data} for r, o in zip(chosen, outcomes)]
+        _err(f"wrote {saved.write_tree(output_dir, 'reproduce', runs, reproductions=repros)}")
     for o in outcomes:
         if o.perf:
             _err(o.perf)
     _err(f"reproduce: {len(outcomes)} experiment(s) in {time.perf_counter() - started:.1f} s")
     if not all(o.held for o in outcomes):
         raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- report
+
+
+@app.command()
+def report(
+    results_dirs: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results trees written by --output-dir (one or more directories)."),
+    html_dir: Optional[Path] = typer.Option(
+        None, "--html", metavar="DIR",
+        help="Also write DIR/index.html: a self-contained HTML report (tables and PNG plots embedded as data: URIs; "
+        "the PNGs are written beside it).",
+    ),
+) -> None:
+    """Print the MMTests text of saved results (what the command that wrote them printed); --html adds a report page."""
+    from mmtwin import results as saved
+
+    out = None
+    if html_dir is not None:
+        from mmtwin.reports.html import check_html_dir
+
+        out = check_html_dir(html_dir)
+    trees = [saved.load(d, "RESULTS") for d in results_dirs]
+    texts = [saved.saved_text(t) for t in trees]
+    for t, text in zip(trees, texts):
+        if len(trees) > 1:
+            _out(f"==> {t.path} <==")
+        sys.stdout.write(text)
+    if out is not None:
+        from mmtwin.reports.html import render
+
+        _err(f"wrote {render(trees, texts, out)}")
 
 
 # --------------------------------------------------------------------------- presets

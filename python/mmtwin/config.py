@@ -782,11 +782,21 @@ class LargeddParams(_WorkloadBase):
 
 
 class MmapstreamParams(_WorkloadBase):
-    """A streaming mapped writer (mmtests.md §5.3): each thread writes its share of a shared file mapping once, page by page."""
+    """MMTests' micro benchmark of 2011 (mmtests.md §5.3): stage 1, the
+    streaming mapped writer (vmscan-file-mmap-write: each process writes its
+    share of `size_mib` through a shared file mapping once, page by page);
+    with `mixed_size_mib` > 0, stage 2 (vmscan-mixed-mmap-write):
+    `mixed_threads` processes on shared file mappings making 2 x `mixed_iter`
+    passes and as many on anonymous memory making `mixed_iter` passes,
+    `mixed_anon_percent` of `mixed_size_mib` anonymous."""
 
     kind: Literal["mmapstream"]
     size_mib: int | float
     threads: int = 1
+    mixed_size_mib: int | float = 0
+    mixed_threads: int = 1
+    mixed_anon_percent: int = 30
+    mixed_iter: int = 5
     cpus: list[int] | None = None
     mems_allowed: list[int] | None = None
 
@@ -795,11 +805,32 @@ class MmapstreamParams(_WorkloadBase):
     def _size(cls, v: Any) -> Any:
         return _positive_number(v, "expected the mapping's total size in MiB > 0")
 
-    @field_validator("threads")
+    @field_validator("mixed_size_mib", mode="before")
+    @classmethod
+    def _mixed_size(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0:
+            return v
+        return _positive_number(v, "expected stage 2's total size in MiB, 0 for no stage 2")
+
+    @field_validator("threads", "mixed_threads")
     @classmethod
     def _threads(cls, v: int) -> int:
         if not 1 <= v <= 1024:
-            raise ValueError(f"{v} is not allowed; expected 1 to 1024 writer processes")
+            raise ValueError(f"{v} is not allowed; expected 1 to 1024 processes")
+        return v
+
+    @field_validator("mixed_anon_percent")
+    @classmethod
+    def _anon_percent(cls, v: int) -> int:
+        if not 0 <= v <= 100:
+            raise ValueError(f"{v} is not allowed; expected a percentage, 0 to 100")
+        return v
+
+    @field_validator("mixed_iter")
+    @classmethod
+    def _iter(cls, v: int) -> int:
+        if not 1 <= v <= 1000:
+            raise ValueError(f"{v} is not allowed; expected 1 to 1000 passes")
         return v
 
 

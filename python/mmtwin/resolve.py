@@ -316,13 +316,28 @@ def _mmapstream_spec(machine: Machine, nodes: list[NodeLayout], w: MmapstreamPar
             f"threads less than one {ps}-byte page"
         )
     _check_fits(machine, w.kind, "size_mib", f"the {w.size_mib:g} MiB mapped file", nbytes)
-    return {
+    mixed = mib_bytes(w.mixed_size_mib, scale, ps) if w.mixed_size_mib else 0
+    if mixed:
+        parts = (mixed * (100 - w.mixed_anon_percent) // 100, mixed * w.mixed_anon_percent // 100)
+        if any(part and part // w.mixed_threads < ps for part in parts):
+            raise MmtwinError(
+                f"workload.mixed_size_mib: {w.mixed_size_mib} MiB at scale {float(scale):g} gives each of the "
+                f"{w.mixed_threads} processes of a kind less than one {ps}-byte page"
+            )
+        if mixed // ps > MAX_PAGES:
+            raise MmtwinError(f"workload.mixed_size_mib: {w.mixed_size_mib} is not allowed; at most {MAX_PAGES} pages of mappings")
+        _check_fits(machine, w.kind, "mixed_size_mib", f"the {w.mixed_size_mib:g} MiB of stage 2's files",
+                    nbytes + mixed * (100 - w.mixed_anon_percent) // 100)
+    spec: dict[str, Any] = {
         "kind": w.kind,
         "cpus": _ids(w.cpus),
         "mems_allowed": _ids(w.mems_allowed),
         "bytes": nbytes,
         "threads": w.threads,
     }
+    if mixed:
+        spec.update(mixed_bytes=mixed, mixed_threads=w.mixed_threads, mixed_anon_percent=w.mixed_anon_percent, mixed_iter=w.mixed_iter)
+    return spec
 
 
 def _ids(ids: list[int] | None) -> list[int] | None:

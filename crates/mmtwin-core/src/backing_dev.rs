@@ -1,6 +1,7 @@
 //! Congestion waits (mm/backing-dev.c, 3.0): congestion_wait and
 //! wait_iff_congested, with their writeback_* tracepoints emitted when the
-//! sleeper resumes (usec_delayed is the time it really slept).
+//! sleeper resumes (usec_delayed is the time it really slept, in whole
+//! jiffies as the kernel measures it).
 
 use crate::block::Dir;
 use crate::cost::Ctx;
@@ -35,7 +36,8 @@ impl Kernel {
         let now = ctx.clock();
         if !self.blk.any_congested(Dir::Write) || !self.mm.zones[zi].congested {
             if self.trace.on(Tp::WritebackWaitIffCongested) {
-                self.emit(ctx, &TraceRec::WaitIffCongested { usec_timeout: timeout / 1000, usec_delayed: 0 });
+                let usec_timeout = self.jiffies_to_usecs(self.timeout_jiffies(timeout));
+                self.emit(ctx, &TraceRec::WaitIffCongested { usec_timeout, usec_delayed: 0 });
             }
             return None;
         }
@@ -56,13 +58,28 @@ impl Kernel {
         self.kt[ctx.pid as usize].wait.active = false;
         let tp = if w.iff { Tp::WritebackWaitIffCongested } else { Tp::WritebackCongestionWait };
         if self.trace.on(tp) {
-            let delayed = (ctx.now - w.start) / 1000;
+            // The kernel reports jiffies_to_usecs(timeout) and
+            // jiffies_to_usecs(jiffies - start): whole ticks.
+            let usec_timeout = self.jiffies_to_usecs(self.timeout_jiffies(w.timeout));
+            // A waker's clock can be behind the sleeper's (the wait began
+            // at the end of the sleeper's step): no time passed, not a wrap.
+            let usec_delayed = self.jiffies_to_usecs(self.jiffies(ctx.now).saturating_sub(self.jiffies(w.start)));
             let rec = if w.iff {
-                TraceRec::WaitIffCongested { usec_timeout: w.timeout / 1000, usec_delayed: delayed }
+                TraceRec::WaitIffCongested { usec_timeout, usec_delayed }
             } else {
-                TraceRec::CongestionWait { usec_timeout: w.timeout / 1000, usec_delayed: delayed }
+                TraceRec::CongestionWait { usec_timeout, usec_delayed }
             };
             self.emit(ctx, &rec);
         }
+    }
+
+    /// A timeout given in ns (a whole number of jiffies, `jiffies_ns(j)`) back in jiffies.
+    fn timeout_jiffies(&self, ns: u64) -> u64 {
+        (ns * self.hz).div_ceil(1_000_000_000)
+    }
+
+    /// jiffies_to_usecs().
+    fn jiffies_to_usecs(&self, j: u64) -> u64 {
+        j * 1_000_000 / self.hz
     }
 }

@@ -381,6 +381,20 @@ impl BlockLayer {
     }
 
     /// Largest bio (and request) in pages on `dev`: `max_sectors_kib` in pages.
+    /// The backing device's readahead window (bdi->ra_pages), in pages:
+    /// VM_MAX_READAHEAD (128 KiB); an md RAID-0 raises it to two whole
+    /// stripes, disks x chunk x 2 (raid0_run, 3.0): 4 MiB on seed 004's array.
+    pub fn ra_pages(&self, dev: usize, page_size: u64) -> u64 {
+        let q = &self.qs[dev];
+        let default = (128 * 1024 / page_size).max(1);
+        if q.n == 1 {
+            return default;
+        }
+        // chunk is in 512-byte sectors.
+        let stripe = q.n as u64 * q.chunk * 512 / page_size;
+        default.max(2 * stripe)
+    }
+
     pub fn max_bio_pages(&self, dev: usize) -> u32 {
         self.qs[dev].maxp as u32
     }
@@ -534,6 +548,17 @@ impl BlockLayer {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn raid0_reads_ahead_two_stripes() {
+        let mut d = DeviceSpec { name: "md0".into(), disks: 4, chunk_kib: 512, bandwidth_mib_s: 75, access_us: 8000,
+                                 nr_requests: 128, max_sectors_kib: 512, size_mib: 1000 };
+        let two = BlockLayer::new(&[d.clone()], 4096);
+        assert_eq!(two.ra_pages(0, 4096), 1024, "2 x 4 disks x 512 KiB = 4 MiB");
+        d.disks = 1;
+        let one = BlockLayer::new(&[d], 4096);
+        assert_eq!(one.ra_pages(0, 4096), 32, "VM_MAX_READAHEAD, 128 KiB");
+    }
+
     use super::*;
 
     /// 125 MiB/s with 4 KiB pages: one page = 31_250 ns; access 5 ms.

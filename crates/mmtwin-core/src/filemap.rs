@@ -39,7 +39,8 @@ impl PageCache {
 }
 
 /// Readahead window (read_ahead_kb = 128 KiB).
-pub const READAHEAD_KIB: u64 = 128;
+/// filemap_fault stops reading around a fault after this many more misses than hits.
+const MMAP_LOTSAMISS: u32 = 100;
 
 /// The outcome of a file operation on one page.
 pub enum PageOp {
@@ -274,17 +275,23 @@ impl Kernel {
     /// accessed only when the read does not continue where the file's last
     /// read ended within the same page (3.0: "when a sequential read
     /// accesses a page several times, only mark it as accessed the first
-    /// time"); a miss starts a readahead of up to READAHEAD_KIB and sleeps
-    /// until the page is read, and the read is retried.
+    /// time"); a miss starts a readahead of the device's window (bdi
+    /// ra_pages, from the missing page on; 3.0's ondemand_readahead ramps
+    /// up to it, the engine starts there) and sleeps until the page is
+    /// read, and the read is retried.
     pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, offset: u64, bytes: u64) -> PageOp {
         if self.find_get_page(ino, index).is_none() {
-            match self.page_cache_readahead(ctx, ino, index) {
+            let ra = self.blk.ra_pages(self.fs.dev, self.page_size);
+            match self.page_cache_readahead(ctx, ino, index, index, ra) {
                 // Read from a hole without I/O: copy it as a cached page.
                 PageOp::Done => {}
                 other => return other,
             }
         }
-        let Some(p) = self.find_get_page(ino, index) else { return PageOp::Oom };
+        // Reclaim may have taken the page while the readahead allocated the
+        // rest of its window: look it up again (do_generic_file_read's
+        // no_cached_page path), as a new step.
+        let Some(p) = self.find_get_page(ino, index) else { return PageOp::Sleep(Next::Run) };
         if self.mm.pages.test(p, PG_LOCKED) {
             let zi = self.mm.zone_of(p);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
@@ -307,51 +314,104 @@ impl Kernel {
     }
 
     /// filemap_fault's part for a page not in the cache (or locked): read
-    /// it (a hole reads as a zeroed page) and sleep until it is uptodate.
-    /// A fault does not mark the page accessed: its pte's young bit does.
+    /// it, with 3.0's do_sync_mmap_readahead (a hole reads as a zeroed
+    /// page), and sleep until it is uptodate. A fault that finds its page
+    /// counts a hit (mmap_miss goes down, do_async_mmap_readahead). A fault
+    /// does not mark the page accessed: its pte's young bit does.
     pub fn filemap_fault_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
+        let ps = self.page_size;
         if let Some(p) = self.find_get_page(ino, index) {
             if self.mm.pages.test(p, PG_LOCKED) {
                 let zi = self.mm.zone_of(p);
                 return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
             }
-            self.fs.inodes[ino as usize].ra_prev_pos = index * self.page_size;
+            self.filemap_fault_hit(ino, index);
             return PageOp::Done;
         }
-        // No page: a major fault (PGMAJFAULT is counted here, not for read()).
-        self.mm.vm.inc(Ev::Pgmajfault);
-        self.page_cache_readahead(ctx, ino, index)
+        // No page: a major fault (PGMAJFAULT is counted here, not for
+        // read(), and once per fault: not again when a fault that slept
+        // comes back).
+        let resumed = self.kt[ctx.pid as usize].in_fault;
+        if !resumed {
+            self.mm.vm.inc(Ev::Pgmajfault);
+        }
+        // do_sync_mmap_readahead: sequential faults read ahead from here;
+        // others read around the fault, until misses outnumber hits by
+        // MMAP_LOTSAMISS (then only the page itself, page_cache_read).
+        let ra = self.blk.ra_pages(self.fs.dev, ps);
+        let i = &mut self.fs.inodes[ino as usize];
+        let (start, nr) = if i.ra_prev_pos != u64::MAX && index > 0 && index - 1 == i.ra_prev_pos / ps {
+            (index, ra)
+        } else {
+            if !resumed && i.mmap_miss < MMAP_LOTSAMISS * 10 {
+                i.mmap_miss += 1;
+            }
+            if i.mmap_miss > MMAP_LOTSAMISS {
+                (index, 1)
+            } else {
+                (index.saturating_sub(ra / 2), ra)
+            }
+        };
+        let op = self.page_cache_readahead(ctx, ino, index, start, nr);
+        if let PageOp::Done = op {
+            self.fs.inodes[ino as usize].ra_prev_pos = index * ps;
+        }
+        op
     }
 
-    /// page_cache_sync_readahead on a miss at `index`: up to READAHEAD_KIB of
-    /// missing pages from `index` on, in one bio per contiguous run of blocks.
-    fn page_cache_readahead(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
+    /// filemap_fault finding its page cached: a hit for the read-around
+    /// heuristic (do_async_mmap_readahead's mmap_miss--), and the file's
+    /// last position.
+    pub fn filemap_fault_hit(&mut self, ino: u32, index: u64) {
+        let ps = self.page_size;
+        let i = &mut self.fs.inodes[ino as usize];
+        i.mmap_miss = i.mmap_miss.saturating_sub(1);
+        i.ra_prev_pos = index * ps;
+    }
+
+    /// A read of page `index` that missed: ra_submit of the window [start,
+    /// start + nr) clipped to i_size, every page allocated with
+    /// page_cache_alloc_readahead's __GFP_NORETRY and cached pages skipped
+    /// (each contiguous run of blocks one bio), then, if the window did not
+    /// get the page asked for, page_cache_read of that page alone with the
+    /// mapping's full mask (which may retry and OOM). Sleeps until the page
+    /// is uptodate.
+    fn page_cache_readahead(&mut self, ctx: &mut Ctx, ino: u32, index: u64, start: u64, nr: u64) -> PageOp {
         let size = self.fs.inodes[ino as usize].size;
-        let ra = (READAHEAD_KIB * 1024 / self.page_size).max(1);
-        let end = (index + ra).min(size.max(index + 1));
-        let mut first_pfn = NIL;
-        let mut bio: Vec<u32> = Vec::with_capacity(ra as usize);
+        let end = (start + nr).min(size.max(index + 1));
+        let mut bio: Vec<u32> = Vec::with_capacity((end - start) as usize);
         let mut bio_block = 0u64;
-        for idx in index..end {
+        let mut got = false;
+        for idx in start..end {
             if self.find_get_page(ino, idx).is_some() {
-                break;
+                if !bio.is_empty() {
+                    self.submit_read(ctx, bio_block, &bio);
+                    bio.clear();
+                }
+                continue;
             }
             let block = self.fs.bmap(ino, idx);
-            let p = match self.page_cache_alloc(ctx, ino, idx, gfp::GFP_HIGHUSER_MOVABLE) {
+            let p = match self.page_cache_alloc(ctx, ino, idx, gfp::GFP_HIGHUSER_MOVABLE | gfp::NORETRY) {
                 Ok(p) => p,
-                Err(e) => {
-                    if first_pfn == NIL {
-                        return e;
-                    }
+                // Reclaim wants this task to wait before anything was
+                // allocated: the read sleeps and starts over.
+                Err(PageOp::Sleep(n)) if !got => return PageOp::Sleep(n),
+                Err(_) => {
+                    // The window's allocation is abandoned (__GFP_NORETRY
+                    // failed, or it would sleep): forget its retry state so
+                    // the task's next allocation starts afresh.
+                    self.kt[ctx.pid as usize].slow = Default::default();
                     break;
                 }
             };
-            if first_pfn == NIL {
-                first_pfn = p;
-            }
+            got = true;
             if block == crate::fs::NO_BLOCK {
                 // A hole: zero-filled, no I/O.
                 self.mm.pages.set(p, PG_UPTODATE);
+                if !bio.is_empty() {
+                    self.submit_read(ctx, bio_block, &bio);
+                    bio.clear();
+                }
                 continue;
             }
             self.mm.pages.set(p, PG_LOCKED);
@@ -367,8 +427,26 @@ impl Kernel {
         if !bio.is_empty() {
             self.submit_read(ctx, bio_block, &bio);
         }
-        if self.mm.pages.test(first_pfn, PG_LOCKED) {
-            let zi = self.mm.zone_of(first_pfn);
+        let p = match self.find_get_page(ino, index) {
+            Some(p) => p,
+            None => {
+                // page_cache_read: the page alone, with the full mask.
+                let block = self.fs.bmap(ino, index);
+                let p = match self.page_cache_alloc(ctx, ino, index, gfp::GFP_HIGHUSER_MOVABLE) {
+                    Ok(p) => p,
+                    Err(e) => return e,
+                };
+                if block == crate::fs::NO_BLOCK {
+                    self.mm.pages.set(p, PG_UPTODATE);
+                } else {
+                    self.mm.pages.set(p, PG_LOCKED);
+                    self.submit_read(ctx, block, &[p]);
+                }
+                p
+            }
+        };
+        if self.mm.pages.test(p, PG_LOCKED) {
+            let zi = self.mm.zone_of(p);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
         }
         PageOp::Done

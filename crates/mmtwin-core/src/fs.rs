@@ -34,6 +34,9 @@ pub struct Inode {
     /// first read of an open. Every workload reads a file through one open
     /// file at a time, so it lives here.
     pub ra_prev_pos: u64,
+    /// file_ra_state.mmap_miss: page faults that missed the cache, less
+    /// those that hit (filemap_fault stops reading around past 100).
+    pub mmap_miss: u32,
     /// Lowest index that may still be dirty (write_cache_pages cursor).
     pub dirty_lo: u64,
     /// Open file descriptors and mappings, plus one for the dentry.

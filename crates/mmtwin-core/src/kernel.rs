@@ -135,8 +135,12 @@ impl Kernel {
         let blk = BlockLayer::new(&devs, page_size as u32);
         let trace = match &spec.trace {
             None => Tracer::disabled(),
-            Some(t) => Tracer::to_file(&t.path, t.events.as_deref(), k.era)?,
-        };
+            Some(t) => {
+                let format = crate::trace::TraceFormat::parse(t.format.as_deref())?;
+                Tracer::to_file(&t.path, t.events.as_deref(), format, k.era)?
+            }
+        }
+        .with_stats(k.era);
         let nzones = mm.zones.len();
         let sched = Sched::new(ncpus, nr_nodes, ndev.max(1), nzones, 1);
         let fs = Fs::new(spec);
@@ -508,6 +512,9 @@ impl Kernel {
                 "faults": self.faults,
             },
             "events": s.page_events,
+            "ftrace": self.trace.stats().map(|st| {
+                st.summary(&|pid| self.sched.tasks.get(pid as usize).map_or_else(String::new, |t| t.comm.clone()), out.end)
+            }),
         });
         if let (Value::Object(map), Some(th)) = (&mut result, self.wl.threads_json(self)) {
             map.insert("threads".into(), th);

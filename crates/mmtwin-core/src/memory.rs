@@ -68,7 +68,19 @@ impl Kernel {
             }
         }
         let p = match self.find_get_page(ino, index) {
-            Some(p) => p,
+            // A page still being read: filemap_fault's lock_page_or_retry
+            // waits for it (and a resumed fault comes back here).
+            Some(p) if self.mm.pages.test(p, PG_LOCKED) => {
+                let zi = self.mm.zone_of(p);
+                return PageOp::Sleep(crate::sched::Next::Sleep { until: None, wq: Some(crate::sched::Wq::Page(zi)), io: true });
+            }
+            Some(p) => {
+                // Cached but not mapped: filemap_fault finds it (a hit).
+                if !self.mm.pages.test(p, PG_MAPPED) {
+                    self.filemap_fault_hit(ino, index);
+                }
+                p
+            }
             None => {
                 match self.filemap_fault_page(ctx, ino, index) {
                     PageOp::Done => {}
@@ -76,7 +88,9 @@ impl Kernel {
                 }
                 match self.find_get_page(ino, index) {
                     Some(p) => p,
-                    None => return PageOp::Oom,
+                    // Reclaimed while the readahead took the rest of its
+                    // window: fault again (filemap_fault's retry).
+                    None => return PageOp::Sleep(crate::sched::Next::Run),
                 }
             }
         };

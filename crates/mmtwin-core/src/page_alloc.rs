@@ -215,12 +215,12 @@ impl Kernel {
     }
 
     /// wakeup_kswapd for every zone of the zonelist (3.x slow path entry).
-    fn wake_all_kswapd(&mut self, ctx: &mut Ctx, zl_idx: usize, order: usize) {
+    fn wake_all_kswapd(&mut self, ctx: &mut Ctx, zl_idx: usize, order: usize, g: u32) {
         let zonelists = std::rc::Rc::clone(&self.mm.zonelists);
         let zl = &zonelists[zl_idx];
         let classzone = self.mm.zones[zl.zones[0] as usize].zt;
         for &zi in &zl.zones {
-            self.wakeup_kswapd(ctx, zi as usize, order, classzone);
+            self.wakeup_kswapd(ctx, zi as usize, order, classzone, g);
         }
     }
 
@@ -250,7 +250,7 @@ impl Kernel {
             if g & gfp::GFP_THISNODE == gfp::GFP_THISNODE {
                 return AllocRes::Fail;
             }
-            self.wake_all_kswapd(ctx, zl_idx, order);
+            self.wake_all_kswapd(ctx, zl_idx, order, g);
             sp.stage = Stage::Rebalance;
         }
         let mut aflags = af::WMARK_MIN;
@@ -318,6 +318,10 @@ impl Kernel {
                             return AllocRes::Page(p, zi);
                         }
                         return AllocRes::Oom;
+                    }
+                    if progress == 0 && g & gfp::NORETRY != 0 {
+                        // should_alloc_retry: __GFP_NORETRY never retries.
+                        return AllocRes::Fail;
                     }
                     if progress == 0 {
                         // Every allowed zone is all_unreclaimable and the caller

@@ -115,6 +115,10 @@ impl Kernel {
                 i
             }
         };
+        // Satisfied: an allocation of this call that slept earlier and was
+        // then served from a partial page another task filled leaves no
+        // retry state behind.
+        self.kt[ctx.pid as usize].slow = Default::default();
         let c = &mut self.slab.caches[cache];
         let page = &mut c.pages[sp as usize];
         let slot = page.free_mask.trailing_zeros();

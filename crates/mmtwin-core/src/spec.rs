@@ -64,6 +64,9 @@ pub struct TraceSpec {
     pub path: String,
     #[serde(default)]
     pub events: Option<Vec<String>>,
+    /// The text layout: `kernel` (default) or `postprocess-6.1` (trace.rs, `TraceFormat`).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -478,6 +481,28 @@ pub struct MmapstreamSpec {
     pub bytes: u64,
     #[serde(default = "d1u32")]
     pub threads: u32,
+    /// Stage 2 (vmscan-mixed-mmap-write): bytes of file and anonymous
+    /// mappings in all (MICRO_VMSCAN_MIXED_MMAPREAD_SIZE); 0: no stage 2.
+    #[serde(default)]
+    pub mixed_bytes: u64,
+    /// Processes of each kind in stage 2 (MICRO_VMSCAN_MIXED_MMAP_NUM_THREADS).
+    #[serde(default = "d1u32")]
+    pub mixed_threads: u32,
+    /// Percent of `mixed_bytes` that is anonymous (MICRO_VMSCAN_MIXED_ANON_PERCENTAGE).
+    #[serde(default = "d30u32")]
+    pub mixed_anon_percent: u32,
+    /// Passes of the anonymous processes; the file ones make twice as many
+    /// (MICRO_VMSCAN_MIXED_MMAPREAD_ITER).
+    #[serde(default = "d5u32")]
+    pub mixed_iter: u32,
+}
+
+fn d30u32() -> u32 {
+    30
+}
+
+fn d5u32() -> u32 {
+    5
 }
 
 impl WorkloadSpec {
@@ -939,6 +964,24 @@ impl Spec {
                 }
                 if w.bytes / m.page_size > u32::MAX as u64 / 2 {
                     return Err(SpecError::new("workload.bytes", "the mapping is larger than the engine's 2^31 pages per file"));
+                }
+                if w.mixed_bytes > 0 {
+                    if w.mixed_threads == 0 || w.mixed_threads > 1024 {
+                        return Err(SpecError::new("workload.mixed_threads", format!("{} is not allowed; 1 to 1024 processes of each kind", w.mixed_threads)));
+                    }
+                    if w.mixed_anon_percent > 100 {
+                        return Err(SpecError::new("workload.mixed_anon_percent", format!("{} is not allowed; 0 to 100", w.mixed_anon_percent)));
+                    }
+                    if w.mixed_iter == 0 || w.mixed_iter > 1000 {
+                        return Err(SpecError::new("workload.mixed_iter", format!("{} is not allowed; 1 to 1000 passes", w.mixed_iter)));
+                    }
+                    let file = w.mixed_bytes as u128 * (100 - w.mixed_anon_percent) as u128 / 100;
+                    if file + w.bytes as u128 > fs_bytes as u128 {
+                        return Err(SpecError::new("workload.mixed_bytes", format!("the files of both stages ({} bytes) do not fit the {fs_bytes}-byte filesystem", file + w.bytes as u128)));
+                    }
+                    if w.mixed_bytes.div_ceil(m.page_size) > MAX_PAGES {
+                        return Err(SpecError::new("workload.mixed_bytes", format!("{} is not allowed; at most {} pages of mappings", w.mixed_bytes, MAX_PAGES)));
+                    }
                 }
             }
             WorkloadSpec::Memhog(_) => {}

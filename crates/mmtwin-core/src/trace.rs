@@ -4,7 +4,8 @@
 //! The output is what `cat /sys/kernel/debug/tracing/trace` printed on the
 //! simulated kernel with only the chosen events enabled, so that the kernel's
 //! own `Documentation/trace/postprocess/trace-vmscan-postprocess.pl` and
-//! MMTests' `trace-congestion-postprocess.pl` read it unchanged.
+//! MMTests' `trace-congestion-postprocess.pl` read it unchanged (Linux 6.1's
+//! copy of the former with `TraceFormat::Postprocess61`; see below).
 //!
 //! # Line layout
 //!
@@ -81,6 +82,23 @@
 //!   fails on 4.11's own `mm_vmscan_kswapd_wake` (`zid=` is in the way) and
 //!   `mm_vmscan_lru_isolate` (it looks for `classzone_idx=`, but the kernel
 //!   prints `classzone=`). That is a bug of the script, not of this writer.
+//! * 6.1's copy (Debian's linux-source-6.1, the one the test suite runs)
+//!   accepts 3.0's prefix (irq-info is optional) but not 3.0's
+//!   `mm_vmscan_lru_isolate` (it wants `classzone_idx= ... nr_skipped= ...
+//!   lru=`) nor 3.0's `mm_vmscan_lru_shrink_inactive` (it wants the
+//!   `nr_dirty= ... nr_activate_anon= nr_activate_file= ...` of 5.x): it
+//!   skips those lines with a warning, so pages scanned and reclaimed come
+//!   out 0. Its `mm_vmscan_wakeup_kswapd` pattern wants `gfp_flags=` too
+//!   (counted anyway, with a warning). Nor does it read 6.1's own trace
+//!   fully (`classzone=`, hex `pfn=`, no `may_writepage=`). So the layout
+//!   is selectable: [`TraceFormat::Postprocess61`] writes each event as the
+//!   6.1 script's built-in patterns expect (`write_fields_postprocess61`).
+//!
+//! # Statistics
+//!
+//! [`ReclaimStats`] aggregates the same events, as they are emitted and
+//! whether or not they are written, into what the two FTrace blocks of
+//! MMTests' 2011 reports show (docs/ftrace.md).
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -207,7 +225,9 @@ pub enum TraceRec {
     /// classzone index; 4.11 only.
     KswapdWake { nid: u32, zid: u32, order: u32 },
     /// An allocation wakes kswapd (the allocating task's context).
-    WakeupKswapd { nid: u32, zid: u32, order: u32 },
+    /// `gfp_flags` (engine encoding) is printed only by
+    /// [`TraceFormat::Postprocess61`]: 3.0, 3.1 and 4.11 do not print it.
+    WakeupKswapd { nid: u32, zid: u32, order: u32, gfp_flags: u32 },
     /// Direct reclaim starts. `gfp_flags` is in the engine's (3.x) bit
     /// encoding; `classzone_idx` is printed by 4.11 only.
     DirectReclaimBegin { order: u32, may_writepage: bool, gfp_flags: u32, classzone_idx: u32 },
@@ -280,55 +300,135 @@ impl TraceRec {
     }
 }
 
-/// Writes enabled events to a file as ftrace text. `Tracer::disabled()`
-/// writes nothing and its [`on`](Tracer::on) is always false.
+/// The text layout of a trace file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum TraceFormat {
+    /// What the simulated kernel prints: the 3.0/3.1 layout, or 4.11's.
+    #[default]
+    Kernel,
+    /// The layout Linux 6.1's `trace-vmscan-postprocess.pl` parses with its
+    /// built-in patterns (no single kernel printed exactly this; see the
+    /// module documentation and docs/ftrace.md).
+    Postprocess61,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 2] = [TraceFormat::Kernel, TraceFormat::Postprocess61];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Kernel => "kernel",
+            TraceFormat::Postprocess61 => "postprocess-6.1",
+        }
+    }
+
+    /// The format named `name` (`None`: the default, `kernel`); an unknown
+    /// name is an error at `trace.format`.
+    pub fn parse(name: Option<&str>) -> Result<TraceFormat, SpecError> {
+        let Some(name) = name else { return Ok(TraceFormat::Kernel) };
+        TraceFormat::ALL.iter().copied().find(|f| f.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.name()).collect();
+            SpecError::new("trace.format", format!("{name:?} is not allowed; one of {}", names.join(", ")))
+        })
+    }
+}
+
+/// Writes enabled events to a file as ftrace text, and (with
+/// [`with_stats`](Tracer::with_stats)) aggregates every event into the
+/// FTrace reclaim statistics whether or not it is written.
+/// `Tracer::disabled()` writes nothing and its [`on`](Tracer::on) is always
+/// false.
 #[derive(Debug)]
 pub struct Tracer {
     out: Option<BufWriter<File>>,
     /// Bit `tp as u8` set for every enabled tracepoint.
     mask: u16,
+    /// `mask` plus every tracepoint the statistics need.
+    any: u16,
     era: Era,
+    format: TraceFormat,
     path: String,
     /// The line being formatted; reused so that emitting does not allocate.
     line: String,
     lines: u64,
     /// The first I/O error; once set, nothing more is written.
     error: Option<String>,
+    stats: Option<ReclaimStats>,
 }
 
 impl Tracer {
     /// A tracer with every event off.
     pub fn disabled() -> Tracer {
-        Tracer { out: None, mask: 0, era: Era::V30, path: String::new(), line: String::new(), lines: 0, error: None }
+        Tracer {
+            out: None,
+            mask: 0,
+            any: 0,
+            era: Era::V30,
+            format: TraceFormat::Kernel,
+            path: String::new(),
+            line: String::new(),
+            lines: 0,
+            error: None,
+            stats: None,
+        }
     }
 
     /// Create (truncate) `path` and trace the named `events` to it, or
-    /// every event of the era when `events` is `None`. Names are checked
-    /// before the file is touched. An unknown name is an error at
-    /// `trace.events[i]`, and so is a name the era's kernel lacks (every
+    /// every event of the era when `events` is `None`, in `format`. Names
+    /// are checked before the file is touched. An unknown name is an error
+    /// at `trace.events[i]`, and so is a name the era's kernel lacks (every
     /// name in 2.6.18). Tracing 2.6.18 with no list is an error at
     /// `trace`. A file that cannot be created is an error at `trace.path`.
-    pub fn to_file(path: &str, events: Option<&[String]>, era: Era) -> Result<Tracer, SpecError> {
+    pub fn to_file(path: &str, events: Option<&[String]>, format: TraceFormat, era: Era) -> Result<Tracer, SpecError> {
         let mask = event_mask(events, era)?;
         let file =
             File::create(path).map_err(|e| SpecError::new("trace.path", format!("cannot create {path:?}: {e}")))?;
         let mut tracer = Tracer {
             out: Some(BufWriter::with_capacity(1 << 16, file)),
             mask,
+            any: mask,
             era,
+            format,
             path: path.to_string(),
             line: String::with_capacity(256),
             lines: 0,
             error: None,
+            stats: None,
         };
-        tracer.write_raw(header(era));
+        tracer.write_raw(header(tracer.layout_era()));
         Ok(tracer)
+    }
+
+    /// Also aggregate the FTrace reclaim statistics ([`ReclaimStats`]) from
+    /// every event, traced to the file or not. A kernel without the
+    /// tracepoints (2.6.18) has none: the tracer is returned unchanged.
+    pub fn with_stats(mut self, era: Era) -> Tracer {
+        if Tp::ALL.iter().any(|tp| tp.exists_in(era)) {
+            self.stats = Some(ReclaimStats::default());
+            self.any = Tp::ALL.iter().filter(|tp| tp.exists_in(era)).fold(self.mask, |m, tp| m | tp.bit());
+        }
+        self
+    }
+
+    /// The statistics, if [`with_stats`](Tracer::with_stats) turned them on.
+    pub fn stats(&self) -> Option<&ReclaimStats> {
+        self.stats.as_ref()
+    }
+
+    /// The era whose context columns and header the file gets: the
+    /// 6.1-script layout keeps 3.0's (no irq-info column), which both the
+    /// 6.1 script and MMTests' 2011 congestion script accept.
+    fn layout_era(&self) -> Era {
+        match self.format {
+            TraceFormat::Kernel => self.era,
+            TraceFormat::Postprocess61 => Era::V30,
+        }
     }
 
     /// Whether `tp` is traced: check this before building a record.
     #[inline]
     pub fn on(&self, tp: Tp) -> bool {
-        self.mask & tp.bit() != 0
+        self.any & tp.bit() != 0
     }
 
     /// The era whose formats are written.
@@ -342,15 +442,22 @@ impl Tracer {
     /// allocating task's for wakeup_kswapd and direct reclaim).
     pub fn emit(&mut self, now_ns: u64, comm: &str, pid: u32, cpu: u32, rec: &TraceRec) {
         let tp = rec.tp();
-        if !self.on(tp) || self.error.is_some() {
+        if let Some(stats) = self.stats.as_mut() {
+            stats.record(now_ns, pid, rec);
+        }
+        if self.mask & tp.bit() == 0 || self.error.is_some() {
             return;
         }
+        let era = self.layout_era();
         let line = &mut self.line;
         line.clear();
-        write_context(line, self.era, now_ns, comm, pid, cpu);
+        write_context(line, era, now_ns, comm, pid, cpu);
         line.push_str(tp.name());
         line.push_str(": ");
-        write_fields(line, self.era, rec);
+        match self.format {
+            TraceFormat::Kernel => write_fields(line, self.era, rec),
+            TraceFormat::Postprocess61 => write_fields_postprocess61(line, rec),
+        }
         line.push('\n');
         let Some(out) = self.out.as_mut() else { return };
         match out.write_all(line.as_bytes()) {
@@ -467,10 +574,15 @@ fn kernel_comm(comm: &str) -> &str {
     &comm[..end]
 }
 
+/// The timestamp ftrace prints, in microseconds: `ns2usecs()` rounds to the
+/// nearest one.
+pub fn ns2usecs(now_ns: u64) -> u64 {
+    now_ns / 1000 + u64::from(now_ns % 1000 >= 500)
+}
+
 /// `trace_print_context()`: task, pid, cpu, (4.11: irq-info), timestamp.
 fn write_context(line: &mut String, era: Era, now_ns: u64, comm: &str, pid: u32, cpu: u32) {
-    // ns2usecs() rounds to the nearest microsecond.
-    let usecs = now_ns / 1000 + u64::from(now_ns % 1000 >= 500);
+    let usecs = ns2usecs(now_ns);
     let (secs, usec_rem) = (usecs / 1_000_000, usecs % 1_000_000);
     let _ = write!(line, "{:>16}-{:<5} [{:03}] ", kernel_comm(comm), pid, cpu);
     if era == Era::V411 {
@@ -493,7 +605,7 @@ fn write_fields(line: &mut String, era: Era, rec: &TraceRec) {
                 write!(line, "nid={} order={}", nid as i32, order as i32)
             }
         }
-        TraceRec::WakeupKswapd { nid, zid, order } => {
+        TraceRec::WakeupKswapd { nid, zid, order, .. } => {
             write!(line, "nid={} zid={} order={}", nid as i32, zid as i32, order as i32)
         }
         TraceRec::DirectReclaimBegin { order, may_writepage, gfp_flags, classzone_idx } => {
@@ -606,6 +718,102 @@ fn write_fields(line: &mut String, era: Era, rec: &TraceRec) {
         TraceRec::CongestionWait { usec_timeout, usec_delayed }
         | TraceRec::WaitIffCongested { usec_timeout, usec_delayed } => {
             write!(line, "usec_timeout={} usec_delayed={}", usec_timeout as u32, usec_delayed as u32)
+        }
+    };
+}
+
+/// The fields of [`TraceFormat::Postprocess61`]: what the built-in patterns
+/// of Linux 6.1's `trace-vmscan-postprocess.pl` match (its
+/// `$regex_*_default`), each event in the layout of the kernels those
+/// patterns were written for:
+///
+/// * `mm_vmscan_wakeup_kswapd`: `nid= zid= order= gfp_flags=` (4.16 to 5.x);
+/// * `mm_vmscan_direct_reclaim_begin`: `order= may_writepage= gfp_flags=`
+///   (up to 4.x);
+/// * `mm_vmscan_lru_isolate`: `isolate_mode= classzone_idx= order=
+///   nr_requested= nr_scanned= nr_skipped= nr_taken= lru=`. No kernel
+///   printed `classzone_idx=` here (4.10 to 6.1 print `classzone=`), but
+///   the script looks for it. `isolate_mode` is 1 for an inactive list and
+///   2 for an active one (ISOLATE_INACTIVE / ISOLATE_ACTIVE of 3.2 to 3.x),
+///   the values the script tells apart;
+/// * `mm_vmscan_lru_shrink_inactive`: 6.1's own layout, `nr_activate_anon`
+///   and `nr_activate_file` split by the list's type;
+/// * `mm_vmscan_writepage`: `pfn=` in decimal (up to 4.x; 6.1 prints hex,
+///   which the script cannot read), `RECLAIM_WB_SYNC` as 3.x printed it;
+/// * the rest as 3.0/3.1 print them (6.1 still prints `kswapd_sleep`,
+///   `kswapd_wake`, `direct_reclaim_end` so); gfp masks with 4.11's names.
+fn write_fields_postprocess61(line: &mut String, rec: &TraceRec) {
+    let _ = match *rec {
+        TraceRec::WakeupKswapd { nid, zid, order, gfp_flags } => {
+            let _ = write!(line, "nid={} zid={} order={} gfp_flags=", nid as i32, zid as i32, order as i32);
+            write_gfp_flags(line, Era::V411, gfp_flags);
+            Ok(())
+        }
+        TraceRec::DirectReclaimBegin { order, may_writepage, gfp_flags, .. } => {
+            let _ = write!(line, "order={} may_writepage={} gfp_flags=", order as i32, i32::from(may_writepage));
+            write_gfp_flags(line, Era::V411, gfp_flags);
+            Ok(())
+        }
+        TraceRec::LruIsolate { classzone_idx, order, nr_requested, nr_scanned, nr_skipped, nr_taken, lru, .. } => {
+            let mode = if lru == lru::ACTIVE_ANON || lru == lru::ACTIVE_FILE { 2 } else { 1 };
+            let _ = write!(
+                line,
+                "isolate_mode={mode} classzone_idx={} order={} nr_requested={nr_requested} nr_scanned={nr_scanned} \
+                 nr_skipped={nr_skipped} nr_taken={nr_taken} lru=",
+                classzone_idx as i32, order as i32
+            );
+            match LRU_NAMES.get(lru as usize) {
+                Some(name) => {
+                    line.push_str(name);
+                    Ok(())
+                }
+                None => write!(line, "{:#x}", lru),
+            }
+        }
+        TraceRec::LruShrinkInactive {
+            nid,
+            nr_scanned,
+            nr_reclaimed,
+            priority,
+            file,
+            nr_dirty,
+            nr_writeback,
+            nr_congested,
+            nr_immediate,
+            nr_activate,
+            nr_ref_keep,
+            nr_unmap_fail,
+            ..
+        } => {
+            let (act_anon, act_file) = if file { (0, nr_activate as i32) } else { (nr_activate as i32, 0) };
+            let _ = write!(
+                line,
+                "nid={} nr_scanned={} nr_reclaimed={} nr_dirty={} nr_writeback={} nr_congested={} \
+                 nr_immediate={} nr_activate_anon={act_anon} nr_activate_file={act_file} nr_ref_keep={} \
+                 nr_unmap_fail={} priority={priority} flags=",
+                nid as i32,
+                nr_scanned as i64,
+                nr_reclaimed as i64,
+                nr_dirty as i64,
+                nr_writeback as i64,
+                nr_congested as i64,
+                nr_immediate as i64,
+                nr_ref_keep as i64,
+                nr_unmap_fail as i64
+            );
+            write_reclaim_flags(line, if file { RECLAIM_WB_FILE } else { RECLAIM_WB_ANON } | RECLAIM_WB_ASYNC);
+            Ok(())
+        }
+        TraceRec::Writepage { pfn, file, sync } => {
+            let page = VMEMMAP_START.wrapping_add(pfn.wrapping_mul(64));
+            let _ = write!(line, "page={page:016x} pfn={pfn} flags=");
+            let kind = if file { RECLAIM_WB_FILE } else { RECLAIM_WB_ANON };
+            write_reclaim_flags(line, kind | if sync { RECLAIM_WB_SYNC } else { RECLAIM_WB_ASYNC });
+            Ok(())
+        }
+        _ => {
+            write_fields(line, Era::V30, rec);
+            Ok::<(), std::fmt::Error>(())
         }
     };
 }
@@ -897,6 +1105,262 @@ pub fn gfp_flags_string(era: Era, gfp: u32) -> String {
     s
 }
 
+// --------------------------------------------------------------------------
+// FTrace reclaim statistics
+
+/// One wait kind's totals: how many, microseconds slept (`usec_delayed`
+/// summed), and how many slept their whole timeout (`usec_timeout <=
+/// usec_delayed`, MMTests' "full").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitTotals {
+    pub waited: u64,
+    pub us: u64,
+    pub full: u64,
+}
+
+impl WaitTotals {
+    fn add(&mut self, usec_timeout: u64, usec_delayed: u64) {
+        // The fields are `unsigned int` in the trace.
+        let (timeout, delayed) = (u64::from(usec_timeout as u32), u64::from(usec_delayed as u32));
+        self.waited += 1;
+        self.us += delayed;
+        self.full += u64::from(timeout <= delayed);
+    }
+    fn merge(&mut self, o: &WaitTotals) {
+        self.waited += o.waited;
+        self.us += o.us;
+        self.full += o.full;
+    }
+}
+
+/// What the post-processing scripts keep per process, for one task.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskReclaim {
+    /// mm_vmscan_direct_reclaim_begin events.
+    pub direct_begin: u64,
+    /// mm_vmscan_wakeup_kswapd events.
+    pub wakeup_kswapd: u64,
+    /// nr_scanned of mm_vmscan_lru_isolate from an inactive list (the
+    /// script leaves out isolations from the active lists, "rotation").
+    pub scanned: u64,
+    /// nr_reclaimed of mm_vmscan_lru_shrink_inactive.
+    pub reclaimed: u64,
+    /// mm_vmscan_writepage by kind: file async, anon async, file sync, anon sync.
+    pub writes: [u64; 4],
+    /// mm_vmscan_kswapd_wake while not awake (a wakeup) and while awake (a re-wakeup).
+    pub kswapd_wake: u64,
+    pub kswapd_rewake: u64,
+    /// Direct reclaim latencies summed (begin to end, printed microseconds).
+    pub direct_us: u64,
+    /// kswapd awake times summed (wake to sleep).
+    pub kswapd_us: u64,
+    /// writeback_congestion_wait and writeback_wait_iff_congested.
+    pub congest: WaitTotals,
+    pub conditional: WaitTotals,
+    direct_begin_at: Option<u64>,
+    /// The script's STATE_KSWAPD_BEGIN: 0 when not awake.
+    kswapd_begin_at: u64,
+}
+
+/// Index into [`TaskReclaim::writes`].
+pub mod wb {
+    pub const FILE_ASYNC: usize = 0;
+    pub const ANON_ASYNC: usize = 1;
+    pub const FILE_SYNC: usize = 2;
+    pub const ANON_SYNC: usize = 3;
+}
+
+/// The FTrace reclaim statistics, aggregated as the events are emitted
+/// (no text is formatted for them): per task, what
+/// `trace-vmscan-postprocess.pl` and MMTests' `trace-congestion-postprocess.pl`
+/// keep per process; [`summary`](ReclaimStats::summary) applies their
+/// rules. Indexed by pid; the vector grows only when a new task first
+/// passes a tracepoint, so recording allocates nothing per event.
+///
+/// Timestamps are the ones the trace prints (microseconds, rounded as
+/// `ns2usecs()`), so latencies equal what a script computes from the text.
+#[derive(Clone, Debug, Default)]
+pub struct ReclaimStats {
+    tasks: Vec<TaskReclaim>,
+}
+
+impl ReclaimStats {
+    /// Account one event of task `pid` at `now_ns`.
+    pub fn record(&mut self, now_ns: u64, pid: u32, rec: &TraceRec) {
+        let i = pid as usize;
+        if i >= self.tasks.len() {
+            self.tasks.resize(i + 1, TaskReclaim::default());
+        }
+        let us = ns2usecs(now_ns);
+        let t = &mut self.tasks[i];
+        match *rec {
+            TraceRec::KswapdSleep { .. } => {
+                // The script subtracts STATE_KSWAPD_BEGIN even when it is 0.
+                t.kswapd_us += us - t.kswapd_begin_at;
+                t.kswapd_begin_at = 0;
+            }
+            TraceRec::KswapdWake { .. } => {
+                if t.kswapd_begin_at == 0 {
+                    t.kswapd_wake += 1;
+                    t.kswapd_begin_at = us;
+                } else {
+                    t.kswapd_rewake += 1;
+                }
+            }
+            TraceRec::WakeupKswapd { .. } => t.wakeup_kswapd += 1,
+            TraceRec::DirectReclaimBegin { .. } => {
+                t.direct_begin += 1;
+                t.direct_begin_at = Some(us);
+            }
+            TraceRec::DirectReclaimEnd { .. } => {
+                if let Some(b) = t.direct_begin_at {
+                    t.direct_us += us - b;
+                }
+            }
+            TraceRec::LruIsolate { lru, nr_scanned, .. } => {
+                if lru != lru::ACTIVE_ANON && lru != lru::ACTIVE_FILE {
+                    t.scanned += nr_scanned;
+                }
+            }
+            TraceRec::LruShrinkInactive { nr_reclaimed, .. } => t.reclaimed += nr_reclaimed,
+            TraceRec::Writepage { file, sync, .. } => {
+                let k = match (file, sync) {
+                    (true, false) => wb::FILE_ASYNC,
+                    (false, false) => wb::ANON_ASYNC,
+                    (true, true) => wb::FILE_SYNC,
+                    (false, true) => wb::ANON_SYNC,
+                };
+                t.writes[k] += 1;
+            }
+            TraceRec::CongestionWait { usec_timeout, usec_delayed } => t.congest.add(usec_timeout, usec_delayed),
+            TraceRec::WaitIffCongested { usec_timeout, usec_delayed } => {
+                t.conditional.add(usec_timeout, usec_delayed)
+            }
+        }
+    }
+
+    /// Task `pid`'s counters (zeros if it passed no tracepoint).
+    pub fn task(&self, pid: u32) -> TaskReclaim {
+        self.tasks.get(pid as usize).copied().unwrap_or_default()
+    }
+
+    /// The figures of the two FTrace blocks as JSON (docs/ftrace.md).
+    ///
+    /// Processes are grouped by name as the scripts' `--ignore-pid` (the
+    /// way MMTests ran them) groups them: by the part of the comm their
+    /// prefix pattern captures (`[A-Za-z0-9-]*` before `-PID`, so
+    /// `fs_mark` counts as `mark`). vmscan: a name with a direct reclaim is a
+    /// direct reclaimer and all its counters go to the Direct rows; a name
+    /// with a kswapd wakeup goes to the Kswapd rows. congestion_wait: a
+    /// name containing `kswapd` is kswapd, every other name is Direct.
+    /// Latencies are summed over every task (the script run per pid);
+    /// `--ignore-pid` garbles them when several tasks share a name (see
+    /// docs/ftrace.md). `comm_of` gives a pid's comm; `end_ns` is the end of
+    /// the run, for `kswapd_awake_open_us` (kswapd time awake that no sleep
+    /// event closed, which the scripts do not count).
+    pub fn summary(&self, comm_of: &dyn Fn(u32) -> String, end_ns: u64) -> serde_json::Value {
+        let mut groups: Vec<(String, TaskReclaim)> = Vec::new();
+        let mut direct_us = 0;
+        let mut kswapd_us = 0;
+        let mut open_us = 0;
+        let end_us = ns2usecs(end_ns);
+        for (pid, t) in self.tasks.iter().enumerate() {
+            if *t == TaskReclaim::default() {
+                continue;
+            }
+            direct_us += t.direct_us;
+            kswapd_us += t.kswapd_us;
+            if t.kswapd_begin_at != 0 {
+                open_us += end_us.saturating_sub(t.kswapd_begin_at);
+            }
+            let comm = comm_of(pid as u32);
+            let name = script_name(kernel_comm(&comm));
+            let name = if name.is_empty() { "NO_PROCESS_NAME" } else { name };
+            let g = match groups.iter().position(|(n, _)| n == name) {
+                Some(k) => &mut groups[k].1,
+                None => {
+                    groups.push((name.to_string(), TaskReclaim::default()));
+                    &mut groups.last_mut().unwrap().1
+                }
+            };
+            g.direct_begin += t.direct_begin;
+            g.wakeup_kswapd += t.wakeup_kswapd;
+            g.scanned += t.scanned;
+            g.reclaimed += t.reclaimed;
+            for (a, b) in g.writes.iter_mut().zip(t.writes) {
+                *a += b;
+            }
+            g.kswapd_wake += t.kswapd_wake;
+            g.kswapd_rewake += t.kswapd_rewake;
+            g.congest.merge(&t.congest);
+            g.conditional.merge(&t.conditional);
+        }
+        let mut direct = TaskReclaim::default();
+        let mut kswapd = TaskReclaim::default();
+        let mut waits = [[WaitTotals::default(); 2]; 2]; // [direct, kswapd][congest, conditional]
+        for (name, g) in &groups {
+            for (on, acc) in [(g.direct_begin > 0, &mut direct), (g.kswapd_wake > 0, &mut kswapd)] {
+                if !on {
+                    continue;
+                }
+                acc.direct_begin += g.direct_begin;
+                acc.wakeup_kswapd += g.wakeup_kswapd;
+                acc.scanned += g.scanned;
+                acc.reclaimed += g.reclaimed;
+                for (a, b) in acc.writes.iter_mut().zip(g.writes) {
+                    *a += b;
+                }
+                acc.kswapd_wake += g.kswapd_wake;
+                acc.kswapd_rewake += g.kswapd_rewake;
+            }
+            let w = &mut waits[usize::from(name.contains("kswapd"))];
+            w[0].merge(&g.congest);
+            w[1].merge(&g.conditional);
+        }
+        let waits_json = |w: &[WaitTotals; 2]| {
+            serde_json::json!({
+                "congest_waited": w[0].waited, "congest_us": w[0].us, "congest_full": w[0].full,
+                "conditional_waited": w[1].waited, "conditional_us": w[1].us, "conditional_full": w[1].full,
+            })
+        };
+        serde_json::json!({
+            "vmscan": {
+                "direct_reclaims": direct.direct_begin,
+                "direct_pages_scanned": direct.scanned,
+                "direct_pages_reclaimed": direct.reclaimed,
+                "direct_write_file_async": direct.writes[wb::FILE_ASYNC],
+                "direct_write_anon_async": direct.writes[wb::ANON_ASYNC],
+                "direct_write_file_sync": direct.writes[wb::FILE_SYNC],
+                "direct_write_anon_sync": direct.writes[wb::ANON_SYNC],
+                "wake_kswapd_requests": direct.wakeup_kswapd,
+                "kswapd_wakeups": kswapd.kswapd_wake,
+                "kswapd_rewakeups": kswapd.kswapd_rewake,
+                "kswapd_pages_scanned": kswapd.scanned,
+                "kswapd_pages_reclaimed": kswapd.reclaimed,
+                "kswapd_write_file_async": kswapd.writes[wb::FILE_ASYNC],
+                "kswapd_write_anon_async": kswapd.writes[wb::ANON_ASYNC],
+                "kswapd_write_file_sync": kswapd.writes[wb::FILE_SYNC],
+                "kswapd_write_anon_sync": kswapd.writes[wb::ANON_SYNC],
+                "direct_stall_us": direct_us,
+                "kswapd_awake_us": kswapd_us,
+                "kswapd_awake_open_us": open_us,
+            },
+            "congestion_wait": { "direct": waits_json(&waits[0]), "kswapd": waits_json(&waits[1]) },
+        })
+    }
+}
+
+/// The process name the scripts' prefix pattern captures from a comm: the
+/// longest tail made of `[A-Za-z0-9-]` (the pattern is not anchored, so a
+/// match starts after the last other character: `fs_mark` gives `mark`).
+pub fn script_name(comm: &str) -> &str {
+    let start = comm
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    &comm[start..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -918,7 +1382,7 @@ mod tests {
         vec![
             TraceRec::KswapdSleep { nid: 0 },
             TraceRec::KswapdWake { nid: 0, zid: 2, order: 3 },
-            TraceRec::WakeupKswapd { nid: 1, zid: 2, order: 0 },
+            TraceRec::WakeupKswapd { nid: 1, zid: 2, order: 0, gfp_flags: gfp::GFP_HIGHUSER_MOVABLE },
             TraceRec::DirectReclaimBegin {
                 order: 0,
                 may_writepage: true,
@@ -1130,7 +1594,7 @@ mod tests {
     #[test]
     fn writes_and_flushes_the_file() {
         let p = TempPath::new("all");
-        let mut t = Tracer::to_file(p.as_str(), None, Era::V30).unwrap();
+        let mut t = Tracer::to_file(p.as_str(), None, TraceFormat::Kernel, Era::V30).unwrap();
         for rec in samples() {
             assert!(t.on(rec.tp()));
             t.emit(T, "memhog", 4242, 3, &rec);
@@ -1150,7 +1614,7 @@ mod tests {
     #[test]
     fn header_4_11() {
         let p = TempPath::new("hdr411");
-        let mut t = Tracer::to_file(p.as_str(), Some(&[]), Era::V411).unwrap();
+        let mut t = Tracer::to_file(p.as_str(), Some(&[]), TraceFormat::Kernel, Era::V411).unwrap();
         assert_eq!(t.finish().unwrap(), 0);
         let text = std::fs::read_to_string(&p.0).unwrap();
         assert_eq!(text.lines().count(), 9);
@@ -1162,7 +1626,7 @@ mod tests {
     fn filter_writes_only_enabled_events() {
         let p = TempPath::new("filter");
         let events = vec!["mm_vmscan_kswapd_wake".to_string(), "writeback:writeback_congestion_wait".to_string()];
-        let mut t = Tracer::to_file(p.as_str(), Some(&events), Era::V411).unwrap();
+        let mut t = Tracer::to_file(p.as_str(), Some(&events), TraceFormat::Kernel, Era::V411).unwrap();
         let on: Vec<Tp> = Tp::ALL.iter().copied().filter(|&tp| t.on(tp)).collect();
         assert_eq!(on, [Tp::MmVmscanKswapdWake, Tp::WritebackCongestionWait]);
         for rec in samples() {
@@ -1174,6 +1638,219 @@ mod tests {
         assert_eq!(events.len(), 2);
         assert!(events[0].ends_with("mm_vmscan_kswapd_wake: nid=0 zid=2 order=3"));
         assert!(events[1].contains("writeback_congestion_wait: "));
+    }
+
+    fn line61(rec: &TraceRec) -> String {
+        let mut s = String::new();
+        write_context(&mut s, Era::V30, T, "kswapd0", 27, 1);
+        s.push_str(rec.tp().name());
+        s.push_str(": ");
+        write_fields_postprocess61(&mut s, rec);
+        s
+    }
+
+    #[test]
+    fn every_event_for_the_6_1_script() {
+        let expected = [
+            "mm_vmscan_kswapd_sleep: nid=0",
+            "mm_vmscan_kswapd_wake: nid=0 order=3",
+            "mm_vmscan_wakeup_kswapd: nid=1 zid=2 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE",
+            "mm_vmscan_direct_reclaim_begin: order=0 may_writepage=1 gfp_flags=GFP_HIGHUSER_MOVABLE",
+            "mm_vmscan_direct_reclaim_end: nr_reclaimed=32",
+            "mm_vmscan_lru_isolate: isolate_mode=1 classzone_idx=2 order=0 nr_requested=32 nr_scanned=40 \
+             nr_skipped=8 nr_taken=32 lru=inactive_file",
+            "mm_vmscan_writepage: page=ffffea000048d140 pfn=74565 flags=RECLAIM_WB_FILE|RECLAIM_WB_SYNC",
+            "mm_vmscan_lru_shrink_inactive: nid=0 nr_scanned=32 nr_reclaimed=30 nr_dirty=1 nr_writeback=2 \
+             nr_congested=0 nr_immediate=0 nr_activate_anon=1 nr_activate_file=0 nr_ref_keep=1 nr_unmap_fail=0 \
+             priority=12 flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC",
+            "writeback_congestion_wait: usec_timeout=100000 usec_delayed=100000",
+            "writeback_wait_iff_congested: usec_timeout=100000 usec_delayed=0",
+        ];
+        for (rec, want) in samples().iter().zip(expected) {
+            assert_eq!(line61(rec), format!("         kswapd0-27    [001]  1234.567891: {want}"));
+        }
+        // An active list is isolate_mode 2, the value the script leaves out.
+        let mut rec = samples()[5].clone();
+        if let TraceRec::LruIsolate { lru: l, .. } = &mut rec {
+            *l = lru::ACTIVE_ANON;
+        }
+        assert!(line61(&rec).contains("isolate_mode=2 classzone_idx=2") && line61(&rec).ends_with("lru=active_anon"));
+    }
+
+    #[test]
+    fn formats_by_name() {
+        assert_eq!(TraceFormat::parse(None).unwrap(), TraceFormat::Kernel);
+        assert_eq!(TraceFormat::parse(Some("postprocess-6.1")).unwrap(), TraceFormat::Postprocess61);
+        let err = TraceFormat::parse(Some("6.1")).unwrap_err();
+        assert_eq!(err.field, "trace.format");
+        assert!(err.message.contains("\"6.1\" is not allowed; one of kernel, postprocess-6.1"), "{err}");
+    }
+
+    #[test]
+    fn the_6_1_layout_keeps_the_3_0_header_and_context() {
+        let p = TempPath::new("pp61");
+        let mut t = Tracer::to_file(p.as_str(), None, TraceFormat::Postprocess61, Era::V411).unwrap();
+        t.emit(T, "kswapd0", 27, 1, &samples()[1]);
+        t.finish().unwrap();
+        let text = std::fs::read_to_string(&p.0).unwrap();
+        assert!(text.starts_with("# tracer: nop\n#\n#           TASK-PID    CPU#    TIMESTAMP  FUNCTION\n"));
+        assert!(text.ends_with("         kswapd0-27    [001]  1234.567891: mm_vmscan_kswapd_wake: nid=0 order=3\n"));
+    }
+
+    fn stats_of(events: &[(u64, u32, TraceRec)]) -> ReclaimStats {
+        let mut st = ReclaimStats::default();
+        for (t, pid, rec) in events {
+            st.record(*t, *pid, rec);
+        }
+        st
+    }
+
+    const MS: u64 = 1_000_000;
+
+    fn isolate(lru_: u32, nr_scanned: u64) -> TraceRec {
+        TraceRec::LruIsolate {
+            isolate_mode: 0,
+            classzone_idx: 1,
+            order: 0,
+            nr_requested: 32,
+            nr_scanned,
+            nr_skipped: 0,
+            nr_taken: nr_scanned,
+            contig_taken: 0,
+            contig_dirty: 0,
+            contig_failed: 0,
+            lru: lru_,
+        }
+    }
+
+    fn shrink(nr_reclaimed: u64) -> TraceRec {
+        let mut r = samples()[7].clone();
+        if let TraceRec::LruShrinkInactive { nr_reclaimed: n, .. } = &mut r {
+            *n = nr_reclaimed;
+        }
+        r
+    }
+
+    #[test]
+    fn per_task_counts_as_the_script_keeps_them() {
+        let begin = samples()[3].clone();
+        let end = samples()[4].clone();
+        let st = stats_of(&[
+            // kswapd (pid 1): asleep at boot, so its first sleep counts from 0.
+            (5 * MS, 1, TraceRec::KswapdSleep { nid: 0 }),
+            (10 * MS, 1, TraceRec::KswapdWake { nid: 0, zid: 0, order: 0 }),
+            (12 * MS, 1, TraceRec::KswapdWake { nid: 0, zid: 0, order: 0 }),
+            (13 * MS, 1, isolate(lru::INACTIVE_FILE, 32)),
+            (13 * MS, 1, isolate(lru::ACTIVE_FILE, 32)),
+            (13 * MS, 1, shrink(20)),
+            (13 * MS, 1, TraceRec::Writepage { pfn: 9, file: true, sync: false }),
+            (13 * MS, 1, TraceRec::Writepage { pfn: 9, file: false, sync: false }),
+            (13 * MS, 1, TraceRec::Writepage { pfn: 9, file: false, sync: true }),
+            (20 * MS + 499, 1, TraceRec::KswapdSleep { nid: 0 }),
+            (30 * MS, 1, TraceRec::KswapdWake { nid: 0, zid: 0, order: 0 }),
+            // A direct reclaimer (pid 3): two reclaims, 1.5 ms and 0.25 ms.
+            (11 * MS, 3, TraceRec::WakeupKswapd { nid: 0, zid: 1, order: 0, gfp_flags: 0 }),
+            (11 * MS, 3, begin.clone()),
+            (11 * MS, 3, isolate(lru::INACTIVE_ANON, 7)),
+            (12 * MS + 500 * 1000, 3, end.clone()),
+            (14 * MS, 3, begin),
+            (14 * MS + 250 * 1000, 3, end),
+            (15 * MS, 3, TraceRec::CongestionWait { usec_timeout: 100_000, usec_delayed: 100_000 }),
+            (15 * MS, 3, TraceRec::CongestionWait { usec_timeout: 100_000, usec_delayed: 4_000 }),
+            (15 * MS, 3, TraceRec::WaitIffCongested { usec_timeout: 100_000, usec_delayed: 0 }),
+        ]);
+        let k = st.task(1);
+        assert_eq!((k.kswapd_wake, k.kswapd_rewake), (2, 1));
+        // 5 ms (sleep with no wake: from 0) + 10.000 ms (10 to 20.000499 rounds down).
+        assert_eq!(k.kswapd_us, 5_000 + 10_000);
+        assert_eq!((k.scanned, k.reclaimed), (32, 20), "the active list's isolation is not scanning");
+        assert_eq!(k.writes, [1, 1, 0, 1]);
+        let d = st.task(3);
+        assert_eq!((d.direct_begin, d.wakeup_kswapd, d.scanned), (2, 1, 7));
+        assert_eq!(d.direct_us, 1_500 + 250);
+        assert_eq!(d.congest, WaitTotals { waited: 2, us: 104_000, full: 1 });
+        assert_eq!(d.conditional, WaitTotals { waited: 1, us: 0, full: 0 });
+        assert_eq!(st.task(2), TaskReclaim::default());
+        assert_eq!(st.task(99), TaskReclaim::default());
+
+        let comms = ["init", "kswapd0", "flush-8:0", "fs_mark"];
+        let sum = st.summary(&|pid| comms[pid as usize].to_string(), 40 * MS);
+        let v = &sum["vmscan"];
+        assert_eq!(v["direct_reclaims"], 2);
+        assert_eq!(v["direct_pages_scanned"], 7);
+        assert_eq!(v["wake_kswapd_requests"], 1);
+        assert_eq!(v["kswapd_wakeups"], 2);
+        assert_eq!(v["kswapd_rewakeups"], 1);
+        assert_eq!(v["kswapd_pages_scanned"], 32);
+        assert_eq!(v["kswapd_pages_reclaimed"], 20);
+        assert_eq!(v["kswapd_write_file_async"], 1);
+        assert_eq!(v["kswapd_write_anon_sync"], 1);
+        assert_eq!(v["direct_stall_us"], 1_750);
+        assert_eq!(v["kswapd_awake_us"], 15_000);
+        assert_eq!(v["kswapd_awake_open_us"], 10_000, "awake since 30 ms when the run ends at 40 ms");
+        let c = &sum["congestion_wait"];
+        assert_eq!(c["direct"]["congest_waited"], 2);
+        assert_eq!(c["direct"]["congest_us"], 104_000);
+        assert_eq!(c["direct"]["congest_full"], 1);
+        assert_eq!(c["direct"]["conditional_waited"], 1);
+        assert_eq!(c["kswapd"]["congest_waited"], 0);
+    }
+
+    #[test]
+    fn names_group_as_with_ignore_pid() {
+        let wake = TraceRec::WakeupKswapd { nid: 0, zid: 1, order: 0, gfp_flags: 0 };
+        let st = stats_of(&[
+            // pid 2 reclaims directly; pid 3 has the same comm and only wakes
+            // kswapd and scans (zone_reclaim): with --ignore-pid both count.
+            (MS, 2, samples()[3].clone()),
+            (MS, 2, wake.clone()),
+            (MS, 3, wake.clone()),
+            (MS, 3, isolate(lru::INACTIVE_FILE, 5)),
+            // pid 4 never reclaims directly: its wake-ups are in no row.
+            (MS, 4, wake),
+            // A wait by a task whose name contains kswapd is kswapd's.
+            (MS, 5, TraceRec::WaitIffCongested { usec_timeout: 100_000, usec_delayed: 0 }),
+            (MS, 4, TraceRec::WaitIffCongested { usec_timeout: 100_000, usec_delayed: 0 }),
+        ]);
+        let comms = ["", "", "dd_copy", "xx_copy", "writer", "kswapd1"];
+        let sum = st.summary(&|pid| comms[pid as usize].to_string(), 2 * MS);
+        assert_eq!(sum["vmscan"]["direct_reclaims"], 1);
+        assert_eq!(sum["vmscan"]["wake_kswapd_requests"], 2, "'dd_copy' and 'xx_copy' are both 'copy'");
+        assert_eq!(sum["vmscan"]["direct_pages_scanned"], 5);
+        assert_eq!(sum["vmscan"]["kswapd_wakeups"], 0);
+        assert_eq!(sum["congestion_wait"]["kswapd"]["conditional_waited"], 1);
+        assert_eq!(sum["congestion_wait"]["direct"]["conditional_waited"], 1);
+        assert_eq!(sum["vmscan"]["direct_stall_us"], 0, "a reclaim still running at the end has no latency");
+    }
+
+    #[test]
+    fn script_names() {
+        assert_eq!(script_name("fs_mark"), "mark");
+        assert_eq!(script_name("kswapd0"), "kswapd0");
+        assert_eq!(script_name("flush-8:0"), "0");
+        assert_eq!(script_name("dd-copy"), "dd-copy");
+        assert_eq!(script_name("x_"), "");
+        assert_eq!(script_name("Web Content"), "Content");
+    }
+
+    #[test]
+    fn stats_without_a_file_and_beside_a_filtered_one() {
+        let mut t = Tracer::disabled().with_stats(Era::V30);
+        assert!(Tp::ALL.iter().all(|&tp| t.on(tp)), "the statistics need every event");
+        t.emit(T, "x", 2, 0, &samples()[3]);
+        assert_eq!(t.stats().unwrap().task(2).direct_begin, 1);
+        assert_eq!(t.finish().unwrap(), 0);
+        assert!(Tracer::disabled().with_stats(Era::V2618).stats().is_none(), "2.6.18 has no tracepoints");
+        assert!(Tracer::disabled().stats().is_none());
+
+        let p = TempPath::new("stats");
+        let events = vec!["mm_vmscan_kswapd_wake".to_string()];
+        let mut t = Tracer::to_file(p.as_str(), Some(&events), TraceFormat::Kernel, Era::V30).unwrap().with_stats(Era::V30);
+        for rec in samples() {
+            t.emit(T, "x", 2, 0, &rec);
+        }
+        assert_eq!(t.finish().unwrap(), 1, "only the chosen event is written");
+        assert_eq!(t.stats().unwrap().task(2).direct_begin, 1, "but every event is counted");
     }
 
     #[test]
@@ -1190,7 +1867,7 @@ mod tests {
     fn unknown_event_names_the_entry() {
         let p = TempPath::new("unknown");
         let events = vec!["mm_vmscan_kswapd_wake".to_string(), "mm_vmscan_kswapd_snooze".to_string()];
-        let err = Tracer::to_file(p.as_str(), Some(&events), Era::V30).unwrap_err();
+        let err = Tracer::to_file(p.as_str(), Some(&events), TraceFormat::Kernel, Era::V30).unwrap_err();
         assert_eq!(err.field, "trace.events[1]");
         assert!(err.message.contains("\"mm_vmscan_kswapd_snooze\""), "{err}");
         assert!(err.message.contains("allowed in kernel 3.0: mm_vmscan_kswapd_sleep, "), "{err}");
@@ -1202,21 +1879,21 @@ mod tests {
     fn kernel_2_6_18_has_no_tracepoints() {
         let p = TempPath::new("2618");
         let events = vec!["mm_vmscan_kswapd_wake".to_string()];
-        let err = Tracer::to_file(p.as_str(), Some(&events), Era::V2618).unwrap_err();
+        let err = Tracer::to_file(p.as_str(), Some(&events), TraceFormat::Kernel, Era::V2618).unwrap_err();
         assert_eq!(err.field, "trace.events[0]");
         assert!(err.message.contains("does not exist in kernel 2.6.18"), "{err}");
         assert!(err.message.contains("2.6.36"), "{err}");
-        let err = Tracer::to_file(p.as_str(), None, Era::V2618).unwrap_err();
+        let err = Tracer::to_file(p.as_str(), None, TraceFormat::Kernel, Era::V2618).unwrap_err();
         assert_eq!(err.field, "trace");
         assert!(err.message.contains("2.6.18 has no tracepoints"), "{err}");
-        let err = Tracer::to_file(p.as_str(), Some(&["bogus".to_string()]), Era::V2618).unwrap_err();
+        let err = Tracer::to_file(p.as_str(), Some(&["bogus".to_string()]), TraceFormat::Kernel, Era::V2618).unwrap_err();
         assert_eq!(err.field, "trace.events[0]");
         assert!(!p.0.exists());
     }
 
     #[test]
     fn uncreatable_path_is_a_path_error() {
-        let err = Tracer::to_file("/nonexistent-dir-mmtwin/trace.txt", None, Era::V30).unwrap_err();
+        let err = Tracer::to_file("/nonexistent-dir-mmtwin/trace.txt", None, TraceFormat::Kernel, Era::V30).unwrap_err();
         assert_eq!(err.field, "trace.path");
         assert!(err.message.contains("/nonexistent-dir-mmtwin/trace.txt"), "{err}");
     }
@@ -1227,7 +1904,7 @@ mod tests {
         if !std::path::Path::new("/dev/full").exists() {
             return;
         }
-        let mut t = Tracer::to_file("/dev/full", None, Era::V30).unwrap();
+        let mut t = Tracer::to_file("/dev/full", None, TraceFormat::Kernel, Era::V30).unwrap();
         t.emit(T, "x", 1, 0, &TraceRec::KswapdSleep { nid: 0 });
         let err = t.finish().unwrap_err();
         assert_eq!(err.field, "trace.path");

@@ -741,28 +741,35 @@ impl Kernel {
         (objects, self.slab.pages_freed - before)
     }
 
-    /// wakeup_kswapd (3.1).
-    pub fn wakeup_kswapd(&mut self, ctx: &mut Ctx, zi: usize, order: usize, classzone: usize) {
+    /// wakeup_kswapd (3.1). `gfp` is the allocation's mask, for the trace only.
+    pub fn wakeup_kswapd(&mut self, ctx: &mut Ctx, zi: usize, order: usize, classzone: usize, gfp: u32) {
         let z = &self.mm.zones[zi];
         if z.present == 0 {
             return;
         }
         let node = z.node;
+        // cpuset_zone_allowed_hardwall: only zones the waker may use.
+        if !self.kt[ctx.pid as usize].mems.get(node).copied().unwrap_or(true) {
+            return;
+        }
         let ks = &mut self.kswapd[node];
         if order > ks.max_order {
             ks.max_order = order;
             ks.classzone_idx = ks.classzone_idx.min(classzone);
         }
         let pid = ks.pid;
-        if !self.sched.is_sleeping(pid) {
-            return; // !waitqueue_active(&pgdat->kswapd_wait)
+        // !waitqueue_active(&pgdat->kswapd_wait): kswapd is on that queue
+        // only in kswapd_try_to_sleep (its nap or its full sleep), not while
+        // it sleeps in balance_pgdat's congestion_wait.
+        if !self.sched.is_sleeping(pid) || ks.state == KsState::Balancing {
+            return;
         }
         let low = self.mm.zones[zi].wmark_low;
         if self.mm.zone_watermark_ok(zi, order, low, 0, 0) {
             return;
         }
         if self.trace.on(Tp::MmVmscanWakeupKswapd) {
-            let rec = TraceRec::WakeupKswapd { nid: node as u32, zid: self.mm.zones[zi].zt as u32, order: order as u32 };
+            let rec = TraceRec::WakeupKswapd { nid: node as u32, zid: self.mm.zones[zi].zt as u32, order: order as u32, gfp_flags: gfp };
             self.emit(ctx, &rec);
         }
         self.mm.vm.inc(Ev::KswapdWake);
@@ -808,6 +815,7 @@ impl Kernel {
 
     /// One step of kswapd: a priority pass of balance_pgdat, or a sleep decision.
     pub fn kswapd_step(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        self.finish_pending_wait(ctx);
         let woken = self.sched.tasks[ctx.pid as usize].woken;
         match self.kswapd[node].state {
             KsState::Sleeping => {

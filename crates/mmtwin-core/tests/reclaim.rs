@@ -438,3 +438,51 @@ fn a_second_pass_swaps_pages_back_in_with_readahead() {
     let err = parse(&spec.to_string()).err().expect("an error").to_string();
     assert!(err.contains("workload.passes: 0 is not allowed"), "{err}");
 }
+
+#[test]
+fn the_micro_benchmark_runs_its_mixed_stage_after_the_streaming_writer() {
+    // MMTests' micro benchmark on a 64 MiB box with swap: stage 1 writes
+    // 32 MiB through two shared file mappings once; stage 2 then runs two
+    // file processes (40% of 96 MiB, 2 x 2 passes) and two anonymous ones
+    // (60%, 2 passes) at once. More than fits: the file passes after the
+    // first read pages back (major faults) and the anonymous ones swap.
+    let w = json!({"kind": "mmapstream", "bytes": 32u64 << 20, "threads": 2, "mixed_bytes": 96u64 << 20,
+                   "mixed_threads": 2, "mixed_anon_percent": 60, "mixed_iter": 2});
+    let r = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &w, true);
+    assert_eq!(r["sim"]["oom"], false);
+    let b = &r["benchmark"]["mmapstream"];
+    let (total, stage1, stage2) = (b["elapsed_s"].as_f64().unwrap(), b["file_mmap_s"].as_f64().unwrap(), b["mixed_mmap_s"].as_f64().unwrap());
+    assert!(stage1 > 0.0 && stage2 > 0.0 && (stage1 + stage2 - total).abs() < 1e-5, "{b}");
+    let page = 4096u64;
+    let (s1, file2, anon2) = ((32u64 << 20) / page, (96u64 << 20) * 40 / 100 / page, (96u64 << 20) * 60 / 100 / page);
+    // Every page of every pass is touched; a fault at least for every page
+    // of each first pass, and page-table pages for the anonymous ones.
+    assert!(delta(&r, "pgfault") >= s1 + file2 + anon2);
+    assert!(delta(&r, "pgmajfault") > 0, "no file page was read back");
+    // Faults read around / ahead (do_sync_mmap_readahead; a fault finding
+    // its page cached counts as a hit): far fewer major faults than pages
+    // read from the file (pgpgin less the swap-ins, in KiB).
+    let file_pages_read = delta(&r, "pgpgin") / 4 - delta(&r, "pswpin");
+    assert!(delta(&r, "pgmajfault") * 8 < file_pages_read, "{} major faults for {file_pages_read} file pages read",
+            delta(&r, "pgmajfault"));
+    assert!(delta(&r, "pswpout") > 0 && delta(&r, "pswpin") > 0, "the anonymous processes never swapped");
+    // All written file data reached the disk or was dropped by rm: the
+    // files are gone at the end, and so are the mms.
+    assert_eq!(r["vmstat"]["nr_file_pages"], r["sim"]["swap_slots_used"]);
+    assert_eq!(r["vmstat"]["nr_anon_pages"], 0);
+    // No stage 2: the streaming mapped writer alone, as seed 000 runs it.
+    let one = json!({"kind": "mmapstream", "bytes": 32u64 << 20, "threads": 2});
+    let r1 = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &one, true);
+    assert!(r1["benchmark"]["mmapstream"].get("mixed_mmap_s").is_none());
+    assert_eq!(delta(&r1, "pswpout"), 0);
+    // Bad stage-2 parameters name their field.
+    for (k, v, msg) in [("mixed_anon_percent", 101, "workload.mixed_anon_percent: 101 is not allowed"),
+                        ("mixed_iter", 0, "workload.mixed_iter: 0 is not allowed"),
+                        ("mixed_threads", 0, "workload.mixed_threads: 0 is not allowed")] {
+        let mut bad = w.clone();
+        bad[k] = json!(v);
+        let spec = json!({"machine": swap_box(16384, 128), "kernel": kernel("3.0", "after-first-zone", false), "workload": bad});
+        let err = parse(&spec.to_string()).err().expect("an error").to_string();
+        assert!(err.contains(msg), "{err}");
+    }
+}

@@ -1,143 +1,382 @@
-//! The streaming mapped writer (MMTests 2011 vmscan-file-mmap-write, run by
-//! usemem -f): each process creates its own sparse file, maps it shared
-//! and writable, writes one word to every page in order (a write fault per
-//! page, dirtying it) and exits, which unmaps the file and leaves its pages
-//! in the page cache. When every process has exited, the files are removed
-//! (the script's `rm sparse-*`, done here by the last process to finish).
+//! MMTests' "micro" benchmark of 2011 as seeds 000 and 004 ran it, built
+//! from usemem processes (one mapping each, `-j 4096`: one word written per
+//! page, in order, `-r N`: N passes over the mapping).
+//!
+//! Stage 1, vmscan-file-mmap-write (the streaming mapped writer): each of
+//! `threads` processes creates its own sparse file, maps it shared and
+//! writable and writes every page once (a write fault per page, dirtying
+//! it), then exits, which unmaps the file and leaves its pages in the page
+//! cache. When every process has exited, the files are removed (the
+//! script's `rm sparse-*`, done here by the last process to finish).
+//!
+//! Stage 2, vmscan-mixed-mmap-write (only when `mixed_bytes` > 0): starts
+//! when stage 1 is over. `mixed_threads` processes on sparse files of
+//! (100 - anon%) of `mixed_bytes` in all, each making 2 x `mixed_iter`
+//! passes, and `mixed_threads` processes on anonymous mappings of anon% of
+//! it, each making `mixed_iter` passes, all at once; then the files go.
+//! A pass after the first reads each word before writing it (usemem
+//! checks the last pass's value), so a page that reclaim took is read back
+//! from the file (a major fault) or from swap; a page written back since
+//! the last pass write-faults again (its pte was cleaned with it); a page
+//! still dirty and mapped is only a store.
 
 use crate::cost::Ctx;
 use crate::filemap::PageOp;
 use crate::kernel::Kernel;
+use crate::page::{NIL, PG_DIRTY, PG_MAPPED, PG_YOUNG};
 use crate::page_alloc::AllocRes;
-use crate::sched::{Next, Pid};
+use crate::sched::{Next, Pid, Wq};
 use crate::spec::MmapstreamSpec;
+use crate::swapfile::SWAP_PTE;
 use crate::vmstat::Ev;
 use serde_json::{json, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// A stage-2 process waiting for stage 1 to end.
+    Wait,
     Open,
-    Touch { ino: u32, page: u64 },
-    Exit { ino: u32 },
-    /// The last process removes every file, from `next` on.
+    Touch { page: u64 },
+    Exit,
+    /// exit_mmap of an anonymous process, from pfn `from`.
+    ExitAnon { from: usize },
+    /// The last process of a stage removes its files, from `next` on.
     Rm { next: usize },
 }
 
 struct Proc {
     pid: Pid,
+    stage: usize,
     phase: Phase,
     pages: u64,
+    passes: u32,
+    pass: u32,
+    /// The file of a file-mapping process (set when it is created).
     ino: Option<u32>,
+    /// The mm of an anonymous process.
+    anon_mm: Option<u32>,
+    /// The fault in progress was a read; its write faults again when it is done.
+    second_fault: bool,
 }
 
 pub struct Mmapstream {
     procs: Vec<Proc>,
-    exited: usize,
+    /// Processes of each stage not yet exited.
+    left: [usize; 2],
+    stage_end_ns: [Option<u64>; 2],
     pub oom: bool,
 }
 
-/// Faults handled per step.
+/// Faults (or stores) handled per step.
 const FAULTS_PER_STEP: u64 = 32;
+/// Pages exit_mmap frees per step.
+const EXIT_BATCH: u64 = 4096;
+
+/// A page fault taken: its entry and exit cost, and pgfault.
+fn count_fault(k: &mut Kernel, ctx: &mut Ctx) {
+    ctx.sys += k.cost.fault_ns;
+    k.mm.vm.inc(Ev::Pgfault);
+    k.faults += 1;
+}
+
+fn split(total: u64, n: u64, i: u64) -> u64 {
+    total / n + u64::from(i < total % n)
+}
 
 impl Mmapstream {
     pub fn start(k: &mut Kernel, w: &MmapstreamSpec) -> Mmapstream {
         let (cpus, mems) = super::affinity(k, w.cpus.as_ref(), w.mems_allowed.as_ref());
-        let total = w.bytes.div_ceil(k.page_size);
+        let ps = k.page_size;
+        let mut procs = Vec::new();
+        // Stage 1: the file-mapping writers share `bytes` (seed 000 splits
+        // in pages; the shell's integer split in bytes differs by < 1 page).
+        let total = w.bytes.div_ceil(ps);
         let n = w.threads as u64;
-        let procs = (0..n)
-            .map(|i| Proc {
+        for i in 0..n {
+            procs.push(Proc {
                 pid: super::spawn_user(k, "mmap-strm", cpus.clone(), mems.clone()),
+                stage: 0,
                 phase: Phase::Open,
-                pages: total / n + u64::from(i < total % n),
+                pages: split(total, n, i),
+                passes: 1,
+                pass: 0,
                 ino: None,
-            })
-            .collect();
-        Mmapstream { procs, exited: 0, oom: false }
+                anon_mm: None,
+                second_fault: false,
+            });
+        }
+        let mut left = [procs.len(), 0];
+        if w.mixed_bytes > 0 {
+            let anon_bytes = w.mixed_bytes * w.mixed_anon_percent as u64 / 100;
+            let file_bytes = w.mixed_bytes * (100 - w.mixed_anon_percent as u64) / 100;
+            let n = w.mixed_threads as u64;
+            let mut mm = 0;
+            for (bytes, passes, file) in [(file_bytes, 2 * w.mixed_iter, true), (anon_bytes, w.mixed_iter, false)] {
+                let per = (bytes / n).div_ceil(ps);
+                if per == 0 {
+                    continue;
+                }
+                for _ in 0..n {
+                    let anon_mm = (!file).then(|| {
+                        mm += 1;
+                        mm - 1
+                    });
+                    procs.push(Proc {
+                        pid: super::spawn_user(k, if file { "usemem-file" } else { "usemem-anon" }, cpus.clone(), mems.clone()),
+                        stage: 1,
+                        phase: Phase::Wait,
+                        pages: per,
+                        passes,
+                        pass: 0,
+                        ino: None,
+                        anon_mm,
+                        second_fault: false,
+                    });
+                    left[1] += 1;
+                }
+            }
+            k.anon_mm = vec![Vec::new(); mm as usize];
+        }
+        Mmapstream { procs, left, stage_end_ns: [None, None], oom: false }
     }
 
     pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
         let pi = self.procs.iter().position(|p| p.pid == pid).unwrap_or(0);
         match self.procs[pi].phase {
-            Phase::Open => match k.sys_creat(ctx, 1000 + pi as u32) {
-                Ok(ino) => {
-                    k.fs.inodes[ino as usize].mapped = true;
-                    self.procs[pi].ino = Some(ino);
-                    self.procs[pi].phase = Phase::Touch { ino, page: 0 };
-                    Next::Run
+            Phase::Wait => {
+                if self.oom {
+                    return Next::Exit; // stage 1 died: the script stops
                 }
-                Err(AllocRes::Sleep(n)) => n,
-                Err(_) => {
-                    self.oom = true;
-                    Next::Exit
+                if self.stage_end_ns[0].is_none() {
+                    return Next::Sleep { until: None, wq: Some(Wq::Barrier(0)), io: false };
                 }
-            },
-            Phase::Touch { ino, page } => {
-                let total = self.procs[pi].pages;
-                let mut pg = page;
-                let end = (page + FAULTS_PER_STEP).min(total);
-                while pg < end {
-                    if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].in_fault {
-                        ctx.sys += k.cost.fault_ns;
-                        k.mm.vm.inc(Ev::Pgfault);
-                        k.faults += 1;
-                    }
-                    match k.shared_write_fault(ctx, ino, pg) {
-                        PageOp::Done => k.kt[pid as usize].in_fault = false,
-                        PageOp::Sleep(n) => {
-                            // The fault resumes (and is counted once).
-                            k.kt[pid as usize].in_fault = true;
-                            self.procs[pi].phase = Phase::Touch { ino, page: pg };
-                            return n;
-                        }
-                        PageOp::Oom => {
-                            self.oom = true;
-                            return Next::Exit;
-                        }
-                    }
-                    ctx.user += k.cost.user_store_ns;
-                    pg += 1;
-                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
-                        self.procs[pi].phase = Phase::Touch { ino, page: pg };
-                        return n;
-                    }
-                }
-                self.procs[pi].phase = if pg >= total { Phase::Exit { ino } } else { Phase::Touch { ino, page: pg } };
+                self.procs[pi].phase = Phase::Open;
                 Next::Run
             }
-            Phase::Exit { ino } => {
+            Phase::Open => {
+                if let Some(mm) = self.procs[pi].anon_mm {
+                    // malloc/mmap of the anonymous buffer: its page table.
+                    k.anon_mm[mm as usize] = vec![NIL; self.procs[pi].pages as usize];
+                    self.procs[pi].phase = Phase::Touch { page: 0 };
+                    return Next::Run;
+                }
+                let dir = 1000 + 1000 * self.procs[pi].stage as u32 + pi as u32;
+                match k.sys_creat(ctx, dir) {
+                    Ok(ino) => {
+                        // create_sparse_file: dd bs=4096 count=0 seek=SIZE/4096+1
+                        // sets i_size before usemem maps the file.
+                        k.fs.inodes[ino as usize].size = self.procs[pi].pages + 1;
+                        k.fs.inodes[ino as usize].mapped = true;
+                        self.procs[pi].ino = Some(ino);
+                        self.procs[pi].phase = Phase::Touch { page: 0 };
+                        Next::Run
+                    }
+                    Err(AllocRes::Sleep(n)) => n,
+                    Err(_) => self.oom_exit(k, ctx),
+                }
+            }
+            Phase::Touch { page } => match self.procs[pi].anon_mm {
+                Some(mm) => self.touch_anon(k, pi, mm, page, ctx),
+                None => self.touch_file(k, pi, page, ctx),
+            },
+            Phase::Exit => {
+                if self.procs[pi].anon_mm.is_some() {
+                    k.lru_add_drain_all(ctx);
+                    self.procs[pi].phase = Phase::ExitAnon { from: 0 };
+                    return Next::Run;
+                }
+                let ino = self.procs[pi].ino.expect("a file process has its file");
                 // exit_mmap: the shared mapping goes; its pages stay cached.
                 k.unmap_mapping(ctx, ino);
                 k.fs.inodes[ino as usize].i_count -= 1; // the mapping's file reference
-                self.exited += 1;
-                if self.exited < self.procs.len() {
-                    return Next::Exit;
-                }
-                self.procs[pi].phase = Phase::Rm { next: 0 };
-                Next::Run
+                self.exited(k, pi, ctx)
             }
-            Phase::Rm { next } => {
-                let Some(ino) = self.procs.get(next).and_then(|p| p.ino) else {
-                    return if next >= self.procs.len() {
-                        Next::Exit
-                    } else {
-                        self.procs[pi].phase = Phase::Rm { next: next + 1 };
-                        Next::Run
-                    };
-                };
-                match k.sys_unlink(ctx, ino) {
-                    PageOp::Done => {
-                        self.procs[pi].phase = Phase::Rm { next: next + 1 };
+            Phase::ExitAnon { from } => {
+                let mm = self.procs[pi].anon_mm.expect("an anonymous process");
+                match k.exit_mmap_anon(ctx, mm, from, EXIT_BATCH) {
+                    Some(next) => {
+                        self.procs[pi].phase = Phase::ExitAnon { from: next };
                         Next::Run
                     }
-                    PageOp::Sleep(n) => n,
-                    PageOp::Oom => Next::Exit,
+                    None => {
+                        k.anon_mm[mm as usize] = Vec::new(); // the page table goes with the mm
+                        self.exited(k, pi, ctx)
+                    }
+                }
+            }
+            Phase::Rm { next } => {
+                let stage = self.procs[pi].stage;
+                let Some(q) = (next..self.procs.len()).find(|&q| self.procs[q].stage == stage && self.procs[q].ino.is_some()) else {
+                    self.stage_end_ns[stage] = Some(ctx.clock());
+                    if stage == 0 {
+                        k.sched.wake_up_all(Wq::Barrier(0), ctx.clock());
+                    }
+                    return Next::Exit;
+                };
+                match k.sys_unlink(ctx, self.procs[q].ino.expect("checked")) {
+                    PageOp::Done => {
+                        self.procs[pi].phase = Phase::Rm { next: q + 1 };
+                        Next::Run
+                    }
+                    PageOp::Sleep(n) => {
+                        self.procs[pi].phase = Phase::Rm { next: q };
+                        n
+                    }
+                    PageOp::Oom => self.oom_exit(k, ctx),
                 }
             }
         }
     }
 
+    /// A process met OOM: the benchmark fails; processes waiting for
+    /// stage 1 to end are let go.
+    fn oom_exit(&mut self, k: &mut Kernel, ctx: &Ctx) -> Next {
+        self.oom = true;
+        k.sched.wake_up_all(Wq::Barrier(0), ctx.clock());
+        Next::Exit
+    }
+
+    /// A process is done; the last of its stage removes the stage's files.
+    fn exited(&mut self, _k: &mut Kernel, pi: usize, _ctx: &mut Ctx) -> Next {
+        let stage = self.procs[pi].stage;
+        self.left[stage] -= 1;
+        if self.left[stage] > 0 {
+            return Next::Exit;
+        }
+        self.procs[pi].phase = Phase::Rm { next: 0 };
+        Next::Run
+    }
+
+    /// After a pass, the next one or the exit.
+    fn next_pass(&mut self, pi: usize) {
+        let p = &mut self.procs[pi];
+        p.pass += 1;
+        p.phase = if p.pass >= p.passes { Phase::Exit } else { Phase::Touch { page: 0 } };
+    }
+
+    fn touch_file(&mut self, k: &mut Kernel, pi: usize, page: u64, ctx: &mut Ctx) -> Next {
+        let pid = self.procs[pi].pid;
+        let ino = self.procs[pi].ino.expect("a file process has its file");
+        let total = self.procs[pi].pages;
+        let mut pg = page;
+        let end = (page + FAULTS_PER_STEP).min(total);
+        while pg < end {
+            // Mapped with a dirty (writable) pte: only a store.
+            if let Some(p) = k.find_get_page(ino, pg) {
+                let f = k.mm.pages.flags[p as usize];
+                if f & PG_MAPPED != 0 && f & PG_DIRTY != 0 && !k.kt[pid as usize].in_fault {
+                    k.mm.pages.set(p, PG_YOUNG);
+                    ctx.user += k.cost.user_store_ns;
+                    pg += 1;
+                    continue;
+                }
+            }
+            // A later pass reads the word first: a page that is not mapped
+            // takes a read fault (mapped read-only: the mapping wants write
+            // notification), then the write faults again (do_wp_page and
+            // page_mkwrite).
+            let read_first = self.procs[pi].pass > 0
+                && k.find_get_page(ino, pg).is_none_or(|p| !k.mm.pages.test(p, PG_MAPPED));
+            let fresh = k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].in_fault;
+            if fresh {
+                count_fault(k, ctx);
+                self.procs[pi].second_fault = read_first;
+            }
+            match k.shared_write_fault(ctx, ino, pg) {
+                PageOp::Done => {
+                    k.kt[pid as usize].in_fault = false;
+                    if std::mem::take(&mut self.procs[pi].second_fault) {
+                        count_fault(k, ctx);
+                    }
+                }
+                PageOp::Sleep(n) => {
+                    // The fault resumes (and is counted once).
+                    k.kt[pid as usize].in_fault = true;
+                    self.procs[pi].phase = Phase::Touch { page: pg };
+                    return n;
+                }
+                PageOp::Oom => return self.oom_exit(k, ctx),
+            }
+            ctx.user += k.cost.user_store_ns;
+            pg += 1;
+            if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                self.procs[pi].phase = Phase::Touch { page: pg };
+                return n;
+            }
+        }
+        if pg >= total {
+            self.next_pass(pi);
+        } else {
+            self.procs[pi].phase = Phase::Touch { page: pg };
+        }
+        Next::Run
+    }
+
+    fn touch_anon(&mut self, k: &mut Kernel, pi: usize, mm: u32, page: u64, ctx: &mut Ctx) -> Next {
+        let pid = self.procs[pi].pid;
+        let total = self.procs[pi].pages;
+        let mut pg = page;
+        let end = (page + FAULTS_PER_STEP).min(total);
+        while pg < end {
+            let pte = k.anon_mm[mm as usize][pg as usize];
+            if pte != NIL && pte & SWAP_PTE == 0 {
+                k.mm.pages.set(pte, PG_YOUNG);
+                ctx.user += k.cost.user_store_ns;
+                pg += 1;
+                continue;
+            }
+            let fresh = k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh && !k.kt[pid as usize].in_fault;
+            if fresh {
+                count_fault(k, ctx);
+                // A swapped-out word is read first: do_swap_page maps the
+                // page read-only (no reuse_swap_page on a read), and the
+                // write faults again.
+                self.procs[pi].second_fault = pte != NIL;
+            }
+            let op = if pte == NIL {
+                match k.do_anonymous_page(ctx, mm, pg, pg) {
+                    Ok(_) => PageOp::Done,
+                    Err(r) => crate::filemap::alloc_op(r),
+                }
+            } else {
+                k.do_swap_page(ctx, mm, pg, pte & !SWAP_PTE)
+            };
+            match op {
+                PageOp::Done => {
+                    k.kt[pid as usize].in_fault = false;
+                    if std::mem::take(&mut self.procs[pi].second_fault) {
+                        count_fault(k, ctx);
+                    }
+                }
+                PageOp::Sleep(n) => {
+                    k.kt[pid as usize].in_fault = true;
+                    self.procs[pi].phase = Phase::Touch { page: pg };
+                    return n;
+                }
+                PageOp::Oom => {
+                    k.kt[pid as usize].in_fault = false;
+                    return self.oom_exit(k, ctx);
+                }
+            }
+            ctx.user += k.cost.user_store_ns;
+            pg += 1;
+        }
+        if pg >= total {
+            self.next_pass(pi);
+        } else {
+            self.procs[pi].phase = Phase::Touch { page: pg };
+        }
+        Next::Run
+    }
+
     pub fn json(&self, k: &Kernel) -> Value {
+        let secs = |ns: u64| (ns / 1000) as f64 / 1e6;
         let end = self.procs.iter().filter_map(|p| k.sched.tasks[p.pid as usize].exited_at).max().unwrap_or(k.now);
-        json!({ "mmapstream": { "elapsed_s": (end / 1000) as f64 / 1e6 } })
+        let mut v = json!({ "elapsed_s": secs(end) });
+        if self.left[1] > 0 || self.procs.iter().any(|p| p.stage == 1) {
+            v["file_mmap_s"] = json!(secs(self.stage_end_ns[0].unwrap_or(end)));
+            v["mixed_mmap_s"] = json!(secs(end.saturating_sub(self.stage_end_ns[0].unwrap_or(end))));
+        }
+        json!({ "mmapstream": v })
     }
 }

@@ -1,0 +1,201 @@
+"""mmtwin report --html: the page, its figures, and the page opened in a real headless browser (chromium)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import requires_engine
+
+from mmtwin import cli
+from mmtwin.reports import plots
+from mmtwin.results import Run
+
+COMPARE = ["compare", "-e", "zlcfirst", "-r", "largedd", "--scale", "0.02", "-j", "1"]
+REPRODUCE = ["reproduce", "zlcfirst", "--scale", "0.02", "-j", "1"]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def call(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A saved comparison (LARGE DD, three kernels) and a saved reproduction (seed 000 at 2% scale)."""
+    from mmtwin.engine import engine_available
+
+    if not engine_available():
+        pytest.skip("mmtwin._core is not built (pip install -e .)")
+    base = tmp_path_factory.mktemp("saved")
+    out = []
+    for name, args in (("compare", COMPARE), ("reproduce", REPRODUCE)):
+        with pytest.raises(SystemExit) as info:
+            cli.main([*args, "--output-dir", str(base / name)])
+        assert info.value.code in (0, 1, None)
+        out.append(base / name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(trees: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html")
+    with pytest.raises(SystemExit) as info:
+        cli.main(["report", *map(str, trees), "--html", str(out)])
+    assert info.value.code in (0, None)
+    return out / "index.html"
+
+
+# --------------------------------------------------------------------------- the page itself
+
+
+@requires_engine
+def test_page_has_tables_and_embedded_pngs_and_is_deterministic(trees: list[Path], page: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    # Tables: each tree's runs, the claims, the MMTests rows of each benchmark.
+    assert text.count("<table") >= 6
+    for needle in ("MMTests 2011 row", "Kswapd pages scanned", "C1", "published", "LARGE DD", "3.0-rc6-zlcreconsider"):
+        assert needle in text, needle
+    uris = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
+    files = sorted(page.parent.glob("*.png"))
+    assert len(uris) == len(files) >= 13  # claims + (free per node, dirty/writeback, rates, reclaim) x 3 benchmarks
+    assert sorted(base64.b64decode(u) for u in uris) == sorted(f.read_bytes() for f in files)
+    assert all(f.read_bytes().startswith(PNG) for f in files)
+    # Nothing fetched from elsewhere: the page stands alone.
+    assert not re.search(r'(src|href)="(https?:|//)', text)
+    # The same results give the same page, byte for byte.
+    code, _, err = call(capsys, "report", *map(str, trees), "--html", str(tmp_path / "again"))
+    assert code == 0, err
+    assert (tmp_path / "again" / "index.html").read_bytes() == page.read_bytes()
+
+
+def _fake_run(name: str, nodes: int, samples: int = 20) -> Run:
+    zones = [{"node": n, "zone": "NORMAL", "present": 1000} for n in range(nodes)]
+    timeline = {"t_s": [i * 0.1 for i in range(samples)],
+                "free_pages": [[1000 - (i * 37 * (n + 1)) % 900 for n in range(nodes)] for i in range(samples)]}
+    result = {"zones": zones, "timeline": timeline}
+    return Run(name, "k", {"workload": {"kind": "memhog"}}, result)
+
+
+def test_free_pages_small_multiples_or_heat_map(tmp_path: Path) -> None:
+    from mmtwin.reports.html import free_per_node
+
+    few = [(r.name, *free_per_node(r)) for r in (_fake_run("a", 2), _fake_run("b", 2))]
+    assert len(few[0][2]) == 2 and few[0][2][1][1] == 1000 - 74
+    pngs = plots.plot_free_per_node(few, "two nodes", tmp_path / "few.png")
+    assert len(pngs) == 1 and pngs[0].startswith(PNG) and (tmp_path / "few.png").read_bytes() == pngs[0]
+    many = [(f"r{i}", *free_per_node(_fake_run(f"r{i}", 28))) for i in range(plots.HEATMAP_RUNS_PER_FIGURE + 1)]
+    pngs = plots.plot_free_per_node(many, "28 nodes", tmp_path / "many.png")
+    # More nodes than SMALL_MULTIPLES_MAX: heat maps, HEATMAP_RUNS_PER_FIGURE runs to a figure.
+    assert len(pngs) == 2 and (tmp_path / "many-1.png").is_file() and (tmp_path / "many-2.png").is_file()
+    assert plots.plot_free_per_node([], "none") == []
+
+
+def test_counter_rates_from_a_sampled_counter() -> None:
+    from mmtwin.reports.html import counter_rates
+
+    run = _fake_run("a", 1, samples=3)
+    run.result["timeline"]["pgscan_direct"] = [0, 10, 40]
+    run.result["timeline"]["nr_dirty"] = [5, 5, 5]
+    rates = counter_rates(run)
+    assert list(rates) == ["pgscan_direct"]  # nr_* are levels, not counters
+    xs, ys = rates["pgscan_direct"]
+    assert xs == pytest.approx([0.1, 0.2]) and ys == pytest.approx([100.0, 300.0])
+
+
+def test_html_dir_is_checked_before_reading_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    code, out, err = call(capsys, "report", str(tmp_path / "no-such-results"), "--html", str(tmp_path / "file"))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("mmtwin: error: --html: ") and "is not a directory" in err
+
+
+# --------------------------------------------------------------------------- a real browser
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _browse(url: str, work: Path) -> tuple[str, str, bytes]:
+    """(DOM after load, the browser's stderr with console messages, a screenshot PNG) of ``url``."""
+    exe = _chromium()
+    assert exe is not None
+    common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+              f"--user-data-dir={work / 'profile'}", "--hide-scrollbars", "--window-size=1280,2400",
+              "--virtual-time-budget=5000", "--enable-logging=stderr", "--v=0"]
+    dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=False)
+    shot = work / "shot.png"
+    snap = subprocess.run([*common, f"--screenshot={shot}", url], capture_output=True, text=True, timeout=120, check=False)
+    assert dom.returncode == 0 and snap.returncode == 0, dom.stderr[-2000:] + snap.stderr[-2000:]
+    return dom.stdout, dom.stderr + snap.stderr, shot.read_bytes() if shot.exists() else b""
+
+
+def _console_messages(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if re.search(r":CONSOLE[:(]", line)]
+
+
+def _body_attrs(dom: str) -> dict[str, str]:
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body, dom[:500]
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
+
+
+def _blank(png: bytes) -> bool:
+    import io
+
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(io.BytesIO(png), format="png")
+    flat = pixels.reshape(-1, pixels.shape[-1])[:, :3]
+    colours = {tuple(p) for p in (flat * 255).astype(int)[:: max(1, len(flat) // 50000)]}
+    return len(colours) < 20 or float((flat < 0.9).mean()) < 0.01
+
+
+needs_chromium = pytest.mark.skipif(
+    _chromium() is None and not os.environ.get("CI"),
+    reason="chromium is not installed (apt-get install chromium; .ci/run installs it in CI)",
+)
+
+
+@needs_chromium
+def test_the_browser_check_sees_errors_and_broken_images(tmp_path: Path) -> None:
+    """The checks below can fail: a page with a script error and an undecodable image is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><head><script>nosuchfunction();</script>'
+                   '<script>window.addEventListener("load", function () { var n = 0;'
+                   ' for (var i = 0; i < document.images.length; i++) { if (document.images[i].naturalWidth > 0) n++; }'
+                   ' document.body.setAttribute("data-images-decoded", String(n)); });</script></head>'
+                   '<body><img src="data:image/png;base64,AAAA"></body></html>')
+    dom, stderr, png = _browse(bad.as_uri(), tmp_path)
+    assert any("nosuchfunction" in m for m in _console_messages(stderr)), stderr[-2000:]
+    assert _body_attrs(dom).get("data-images-decoded") == "0"
+    assert _blank(png)
+
+
+@needs_chromium
+@requires_engine
+def test_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    dom, stderr, png = _browse(page.as_uri(), tmp_path)
+    attrs = _body_attrs(dom)
+    images = html.count("<img ")
+    # Every image decoded (naturalWidth > 0), every table in the rendered page, no console message at all.
+    assert images >= 13
+    assert attrs.get("data-images-total") == str(images), attrs
+    assert attrs.get("data-images-decoded") == str(images), attrs
+    assert attrs.get("data-tables") == str(html.count("<table")), attrs
+    assert dom.count("<table") == html.count("<table") >= 6
+    assert "MMTests text" in dom and "LARGE DD" in dom
+    assert _console_messages(stderr) == [], _console_messages(stderr)
+    assert png.startswith(PNG) and not _blank(png)
