@@ -324,10 +324,11 @@ def _mmapstream_spec(machine: Machine, nodes: list[NodeLayout], w: MmapstreamPar
                 f"workload.mixed_size_mib: {w.mixed_size_mib} MiB at scale {float(scale):g} gives each of the "
                 f"{w.mixed_threads} processes of a kind less than one {ps}-byte page"
             )
-        if mixed // ps > MAX_PAGES:
+        if -(-mixed // ps) > MAX_PAGES:
             raise MmtwinError(f"workload.mixed_size_mib: {w.mixed_size_mib} is not allowed; at most {MAX_PAGES} pages of mappings")
-        _check_fits(machine, w.kind, "mixed_size_mib", f"the {w.mixed_size_mib:g} MiB of stage 2's files",
-                    nbytes + mixed * (100 - w.mixed_anon_percent) // 100)
+        # Stage 1's files are removed before stage 2 creates its own.
+        _check_fits(machine, w.kind, "mixed_size_mib", f"stage 2's files ({100 - w.mixed_anon_percent}% of {w.mixed_size_mib:g} MiB)",
+                    mixed * (100 - w.mixed_anon_percent) // 100)
     spec: dict[str, Any] = {
         "kind": w.kind,
         "cpus": _ids(w.cpus),

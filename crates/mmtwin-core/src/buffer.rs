@@ -41,6 +41,15 @@ impl Kernel {
         Ok(())
     }
 
+    /// The task's reserved buffer head, if it holds one, back to the slab
+    /// (the task exits).
+    pub fn release_buffers(&mut self, ctx: &mut Ctx) {
+        let obj = std::mem::replace(&mut self.kt[ctx.pid as usize].bh_reserve, NIL);
+        if obj != NIL {
+            self.kmem_cache_free(ctx, BUFFER_HEAD, obj);
+        }
+    }
+
     /// create_empty_buffers: give a page-cache page without buffers the
     /// task's reserved buffer head (reserve_buffers must have succeeded).
     pub fn create_empty_buffers(&mut self, ctx: &mut Ctx, p: u32) {

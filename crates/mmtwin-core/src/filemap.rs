@@ -326,6 +326,9 @@ impl Kernel {
                 return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
             }
             self.filemap_fault_hit(ino, index);
+            // A window allocation of this fault that slept may have been
+            // overtaken (the page came in meanwhile): no retry state stays.
+            self.kt[ctx.pid as usize].slow = Default::default();
             return PageOp::Done;
         }
         // No page: a major fault (PGMAJFAULT is counted here, not for
@@ -335,12 +338,16 @@ impl Kernel {
         if !resumed {
             self.mm.vm.inc(Ev::Pgmajfault);
         }
-        // do_sync_mmap_readahead: sequential faults read ahead from here;
-        // others read around the fault, until misses outnumber hits by
-        // MMAP_LOTSAMISS (then only the page itself, page_cache_read).
+        // do_sync_mmap_readahead reads around the fault, until misses
+        // outnumber hits by MMAP_LOTSAMISS (then only the page itself,
+        // page_cache_read). A fault at the page after the last one faulted
+        // reads ahead from here instead: the engine's stand-in for 3.0's
+        // asynchronous readahead (PG_readahead marks and
+        // do_async_mmap_readahead), which keeps a sequential stream of
+        // faults ahead of itself and is not modelled.
         let ra = self.blk.ra_pages(self.fs.dev, ps);
         let i = &mut self.fs.inodes[ino as usize];
-        let (start, nr) = if i.ra_prev_pos != u64::MAX && index > 0 && index - 1 == i.ra_prev_pos / ps {
+        let (start, nr) = if i.mmap_prev != u64::MAX && index > 0 && index - 1 == i.mmap_prev {
             (index, ra)
         } else {
             if !resumed && i.mmap_miss < MMAP_LOTSAMISS * 10 {
@@ -354,7 +361,7 @@ impl Kernel {
         };
         let op = self.page_cache_readahead(ctx, ino, index, start, nr);
         if let PageOp::Done = op {
-            self.fs.inodes[ino as usize].ra_prev_pos = index * ps;
+            self.fs.inodes[ino as usize].mmap_prev = index;
         }
         op
     }
@@ -363,10 +370,9 @@ impl Kernel {
     /// heuristic (do_async_mmap_readahead's mmap_miss--), and the file's
     /// last position.
     pub fn filemap_fault_hit(&mut self, ino: u32, index: u64) {
-        let ps = self.page_size;
         let i = &mut self.fs.inodes[ino as usize];
         i.mmap_miss = i.mmap_miss.saturating_sub(1);
-        i.ra_prev_pos = index * ps;
+        i.mmap_prev = index;
     }
 
     /// A read of page `index` that missed: ra_submit of the window [start,

@@ -37,6 +37,9 @@ pub struct Inode {
     /// file_ra_state.mmap_miss: page faults that missed the cache, less
     /// those that hit (filemap_fault stops reading around past 100).
     pub mmap_miss: u32,
+    /// The page the last fault on the file's mapping was for (u64::MAX:
+    /// none yet); kept apart from the read() position.
+    pub mmap_prev: u64,
     /// Lowest index that may still be dirty (write_cache_pages cursor).
     pub dirty_lo: u64,
     /// Open file descriptors and mappings, plus one for the dentry.
@@ -129,7 +132,7 @@ impl Fs {
         };
         let i = &mut self.inodes[ino as usize];
         let gen = i.gen.wrapping_add(1);
-        *i = Inode { in_use: true, dir, i_count: 1, gen, ra_prev_pos: u64::MAX, ..Default::default() };
+        *i = Inode { in_use: true, dir, i_count: 1, gen, ra_prev_pos: u64::MAX, mmap_prev: u64::MAX, ..Default::default() };
         ino
     }
 

@@ -300,6 +300,11 @@ impl Kernel {
                 TaskKind::Kswapd(n) => self.kswapd_step(n, &mut ctx),
                 TaskKind::Flusher(b) => self.flusher_step(b, &mut ctx),
             };
+            if matches!(next, crate::sched::Next::Exit) {
+                // A buffer head the task took for a page it never got goes
+                // back with the task (buffer.rs).
+                self.release_buffers(&mut ctx);
+            }
             self.sched.end_step(pid, cpu, t, ctx.user, ctx.sys, next);
             if self.wl.finished(self) {
                 break;

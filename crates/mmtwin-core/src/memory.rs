@@ -60,13 +60,6 @@ impl Kernel {
     /// hole reads as a zeroed page), map it, then page_mkwrite dirties it
     /// (set_page_dirty_balance). Sleeps in balance_dirty_pages are returned.
     pub fn shared_write_fault(&mut self, ctx: &mut Ctx, ino: u32, index: u64) -> PageOp {
-        // block_page_mkwrite attaches buffers (their head is taken first:
-        // buffer.rs says why).
-        if self.needs_buffers(ino, index) {
-            if let Err(r) = self.reserve_buffers(ctx) {
-                return crate::filemap::alloc_op(r);
-            }
-        }
         let p = match self.find_get_page(ino, index) {
             // A page still being read: filemap_fault's lock_page_or_retry
             // waits for it (and a resumed fault comes back here).
@@ -78,6 +71,8 @@ impl Kernel {
                 // Cached but not mapped: filemap_fault finds it (a hit).
                 if !self.mm.pages.test(p, PG_MAPPED) {
                     self.filemap_fault_hit(ino, index);
+                    // No retry state of an overtaken allocation stays.
+                    self.kt[ctx.pid as usize].slow = Default::default();
                 }
                 p
             }
@@ -94,6 +89,17 @@ impl Kernel {
                 }
             }
         };
+        // page_mkwrite (block_page_mkwrite) attaches buffers, after the
+        // fault found the page. Their allocation may reclaim: if it took
+        // this page, fault again.
+        if !self.mm.pages.test(p, PG_PRIVATE) {
+            if let Err(r) = self.reserve_buffers(ctx) {
+                return crate::filemap::alloc_op(r);
+            }
+            if self.find_get_page(ino, index) != Some(p) {
+                return PageOp::Sleep(crate::sched::Next::Run);
+            }
+        }
         if !self.mm.pages.test(p, PG_MAPPED) {
             self.mm.pages.set(p, PG_MAPPED);
             let zi = self.mm.zone_of(p);

@@ -975,9 +975,10 @@ impl Spec {
                     if w.mixed_iter == 0 || w.mixed_iter > 1000 {
                         return Err(SpecError::new("workload.mixed_iter", format!("{} is not allowed; 1 to 1000 passes", w.mixed_iter)));
                     }
+                    // Stage 1's files are removed before stage 2 creates its own.
                     let file = w.mixed_bytes as u128 * (100 - w.mixed_anon_percent) as u128 / 100;
-                    if file + w.bytes as u128 > fs_bytes as u128 {
-                        return Err(SpecError::new("workload.mixed_bytes", format!("the files of both stages ({} bytes) do not fit the {fs_bytes}-byte filesystem", file + w.bytes as u128)));
+                    if file > fs_bytes as u128 {
+                        return Err(SpecError::new("workload.mixed_bytes", format!("stage 2's files ({file} bytes) do not fit the {fs_bytes}-byte filesystem")));
                     }
                     if w.mixed_bytes.div_ceil(m.page_size) > MAX_PAGES {
                         return Err(SpecError::new("workload.mixed_bytes", format!("{} is not allowed; at most {} pages of mappings", w.mixed_bytes, MAX_PAGES)));
