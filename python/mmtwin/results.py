@@ -181,6 +181,21 @@ class _Spec(BaseModel):
 # --------------------------------------------------------------------------- the output directory
 
 
+def make_writable_dir(path: Path, option: str, what: str) -> Path:
+    """Create directory `path` (with its parents) before any work, or one
+    line naming `option`: not a directory (`what` says what to give instead),
+    cannot be created, or not writable."""
+    if path.exists() and not path.is_dir():
+        raise MmtwinError(f"{option}: {str(path)!r} exists and is not a directory; {what}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MmtwinError(f"{option}: cannot create directory {str(path)!r}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise MmtwinError(f"{option}: directory {str(path)!r} is not writable")
+    return path
+
+
 def check_output_dir(path: Optional[Path], option: str = "--output-dir") -> Optional[Path]:
     """Check (and create) DIR before any work: one line and exit 2 when it cannot be a results tree.
 
@@ -189,16 +204,8 @@ def check_output_dir(path: Optional[Path], option: str = "--output-dir") -> Opti
     """
     if path is None:
         return None
-    path = Path(path)
+    path = make_writable_dir(Path(path), option, "give a new or empty directory, or an earlier results tree")
     text = str(path)
-    if path.exists() and not path.is_dir():
-        raise MmtwinError(f"{option}: {text!r} exists and is not a directory; give a new or empty directory, or an earlier results tree")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MmtwinError(f"{option}: cannot create directory {text!r}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise MmtwinError(f"{option}: directory {text!r} is not writable")
     entries = sorted(p.name for p in path.iterdir())
     if entries and SUMMARY not in entries:
         raise MmtwinError(

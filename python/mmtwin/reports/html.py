@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from mmtwin.errors import MmtwinError
-from mmtwin.results import Run, Saved
+from mmtwin.results import Run, Saved, make_writable_dir
 
 _CSS = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1200px; }
@@ -63,16 +62,7 @@ def check_html_dir(path: Optional[Path], option: str = "--html") -> Optional[Pat
     """Create --html's directory before any work: one line and exit 2 when it cannot be written."""
     if path is None:
         return None
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise MmtwinError(f"{option}: {str(path)!r} exists and is not a directory; give a directory for index.html and its PNGs")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MmtwinError(f"{option}: cannot create directory {str(path)!r}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise MmtwinError(f"{option}: directory {str(path)!r} is not writable")
-    return path
+    return make_writable_dir(Path(path), option, "give a directory for index.html and its PNGs")
 
 
 # --------------------------------------------------------------------------- data from runs
