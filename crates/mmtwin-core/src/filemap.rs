@@ -293,9 +293,9 @@ impl Kernel {
         // no_cached_page path), as a new step.
         let Some(p) = self.find_get_page(ino, index) else { return PageOp::Sleep(Next::Run) };
         if self.mm.pages.test(p, PG_LOCKED) {
-            let zi = self.mm.zone_of(p);
-            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+            return self.wait_on_page_read(p);
         }
+        self.mm.pages.clear(p, PG_FAULTREF);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
         let ps = self.page_size;
         let prev = self.fs.inodes[ino as usize].ra_prev_pos;
@@ -322,8 +322,7 @@ impl Kernel {
         let ps = self.page_size;
         if let Some(p) = self.find_get_page(ino, index) {
             if self.mm.pages.test(p, PG_LOCKED) {
-                let zi = self.mm.zone_of(p);
-                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+                return self.wait_on_page_read(p);
             }
             self.filemap_fault_hit(ino, index);
             // A window allocation of this fault that slept may have been
@@ -452,10 +451,19 @@ impl Kernel {
             }
         };
         if self.mm.pages.test(p, PG_LOCKED) {
-            let zi = self.mm.zone_of(p);
-            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+            return self.wait_on_page_read(p);
         }
         PageOp::Done
+    }
+
+    /// Sleep until a page being read is uptodate, holding a reference to it
+    /// (PG_FAULTREF), as do_generic_file_read and filemap_fault keep theirs
+    /// across lock_page: reclaim and invalidation leave it alone until the
+    /// task has used it (read_page's copy, shared_write_fault's mapping).
+    pub fn wait_on_page_read(&mut self, p: u32) -> PageOp {
+        self.mm.pages.set(p, PG_FAULTREF);
+        let zi = self.mm.zone_of(p);
+        PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true })
     }
 
     fn submit_read(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) {
@@ -518,7 +526,7 @@ impl Kernel {
         let mut freed = 0;
         for p in self.inode_pages(ino) {
             let f = self.mm.pages.flags[p as usize];
-            if f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_MAPPED | PG_ISOLATED | PG_PAGEVEC) != 0 || f & PG_LRU == 0 {
+            if f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED | PG_MAPPED | PG_ISOLATED | PG_PAGEVEC | PG_FAULTREF) != 0 || f & PG_LRU == 0 {
                 continue;
             }
             if self.free_file_page(ctx, p) {

@@ -63,10 +63,7 @@ impl Kernel {
         let p = match self.find_get_page(ino, index) {
             // A page still being read: filemap_fault's lock_page_or_retry
             // waits for it (and a resumed fault comes back here).
-            Some(p) if self.mm.pages.test(p, PG_LOCKED) => {
-                let zi = self.mm.zone_of(p);
-                return PageOp::Sleep(crate::sched::Next::Sleep { until: None, wq: Some(crate::sched::Wq::Page(zi)), io: true });
-            }
+            Some(p) if self.mm.pages.test(p, PG_LOCKED) => return self.wait_on_page_read(p),
             Some(p) => {
                 // Cached but not mapped: filemap_fault finds it (a hit).
                 if !self.mm.pages.test(p, PG_MAPPED) {
@@ -100,6 +97,8 @@ impl Kernel {
                 return PageOp::Sleep(crate::sched::Next::Run);
             }
         }
+        // Mapped now: the fault's reference is the mapping's.
+        self.mm.pages.clear(p, PG_FAULTREF);
         if !self.mm.pages.test(p, PG_MAPPED) {
             self.mm.pages.set(p, PG_MAPPED);
             let zi = self.mm.zone_of(p);
