@@ -247,6 +247,31 @@ impl Mmapstream {
         Next::Run
     }
 
+    /// A fault's outcome: done (the write's own fault counted if the
+    /// fault was a read), or the task sleeps and the fault resumes at page
+    /// `pg` (counted once), or OOM.
+    fn fault_done(&mut self, k: &mut Kernel, pi: usize, pg: u64, op: PageOp, ctx: &mut Ctx) -> Option<Next> {
+        let pid = self.procs[pi].pid as usize;
+        match op {
+            PageOp::Done => {
+                k.kt[pid].in_fault = false;
+                if std::mem::take(&mut self.procs[pi].second_fault) {
+                    count_fault(k, ctx);
+                }
+                None
+            }
+            PageOp::Sleep(n) => {
+                k.kt[pid].in_fault = true;
+                self.procs[pi].phase = Phase::Touch { page: pg };
+                Some(n)
+            }
+            PageOp::Oom => {
+                k.kt[pid].in_fault = false;
+                Some(self.oom_exit(k, ctx))
+            }
+        }
+    }
+
     /// After a pass, the next one or the exit.
     fn next_pass(&mut self, pi: usize) {
         let p = &mut self.procs[pi];
@@ -282,20 +307,9 @@ impl Mmapstream {
                 count_fault(k, ctx);
                 self.procs[pi].second_fault = read_first;
             }
-            match k.shared_write_fault(ctx, ino, pg) {
-                PageOp::Done => {
-                    k.kt[pid as usize].in_fault = false;
-                    if std::mem::take(&mut self.procs[pi].second_fault) {
-                        count_fault(k, ctx);
-                    }
-                }
-                PageOp::Sleep(n) => {
-                    // The fault resumes (and is counted once).
-                    k.kt[pid as usize].in_fault = true;
-                    self.procs[pi].phase = Phase::Touch { page: pg };
-                    return n;
-                }
-                PageOp::Oom => return self.oom_exit(k, ctx),
+            let op = k.shared_write_fault(ctx, ino, pg);
+            if let Some(n) = self.fault_done(k, pi, pg, op, ctx) {
+                return n;
             }
             ctx.user += k.cost.user_store_ns;
             pg += 1;
@@ -341,22 +355,8 @@ impl Mmapstream {
             } else {
                 k.do_swap_page(ctx, mm, pg, pte & !SWAP_PTE)
             };
-            match op {
-                PageOp::Done => {
-                    k.kt[pid as usize].in_fault = false;
-                    if std::mem::take(&mut self.procs[pi].second_fault) {
-                        count_fault(k, ctx);
-                    }
-                }
-                PageOp::Sleep(n) => {
-                    k.kt[pid as usize].in_fault = true;
-                    self.procs[pi].phase = Phase::Touch { page: pg };
-                    return n;
-                }
-                PageOp::Oom => {
-                    k.kt[pid as usize].in_fault = false;
-                    return self.oom_exit(k, ctx);
-                }
+            if let Some(n) = self.fault_done(k, pi, pg, op, ctx) {
+                return n;
             }
             ctx.user += k.cost.user_store_ns;
             pg += 1;
