@@ -37,6 +37,68 @@ pub const ZL_LOCK: usize = 2; // zone->lock and free_area heads
 pub const ZL_LRU: usize = 3; // zone->lru_lock and LRU heads
 pub const LINES_PER_ZONE: usize = 4;
 
+/// How many recent holds of a lock are remembered.
+pub const LOCK_HOLDS: usize = 8;
+
+/// A spinlock's recent holds, as intervals of simulated time. Tasks run in
+/// steps processed in order of their start, and a step's critical sections
+/// happen at its own clock: a CPU whose step began earlier may take the lock
+/// at a later simulated time than a CPU processed after it. So a request
+/// waits only for holds that cover the moment it asks (and those that follow
+/// them without a gap), not for a hold that begins after it: the lock is
+/// free then. A hold granted in such a gap may overlap a later hold already
+/// recorded by up to its own length; that error is bounded by one critical
+/// section, where waiting for the latest hold would have made an early
+/// asker spin through whatever another CPU did later in its step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LockHolds {
+    start: [u64; LOCK_HOLDS],
+    end: [u64; LOCK_HOLDS],
+}
+
+impl LockHolds {
+    /// The time a CPU asking at `t` gets the lock it then holds for `hold` ns.
+    #[inline]
+    pub fn acquire(&mut self, t: u64, hold: u64) -> u64 {
+        let mut s = t;
+        loop {
+            let mut moved = false;
+            for i in 0..LOCK_HOLDS {
+                if self.start[i] <= s && s < self.end[i] {
+                    s = self.end[i];
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        if hold == 0 {
+            return s;
+        }
+        // A hold that follows another without a gap extends it (a queue of
+        // waiters is one busy interval).
+        for i in 0..LOCK_HOLDS {
+            if self.end[i] == s && self.start[i] < s {
+                self.end[i] = s + hold;
+                return s;
+            }
+        }
+        // Forget the hold that ended first.
+        let mut victim = 0;
+        for i in 1..LOCK_HOLDS {
+            if self.end[i] < self.end[victim] {
+                victim = i;
+            }
+        }
+        if self.end[victim] <= s + hold {
+            self.start[victim] = s;
+            self.end[victim] = s + hold;
+        }
+        s
+    }
+}
+
 pub struct Zone {
     pub node: usize,
     /// Zone type: 0 DMA, 1 DMA32, 2 NORMAL, 3 HIGHMEM, 4 MOVABLE.
@@ -52,8 +114,8 @@ pub struct Zone {
     pub wmark_high: i64,
     pub lowmem_reserve: [i64; NR_ZONE_TYPES],
     pub min_unmapped_pages: u64,
-    /// Simulated time at which zone->lock becomes free.
-    pub lock_free_at: u64,
+    /// zone->lock: its most recent holds, as simulated-time intervals.
+    pub lock: LockHolds,
     /// zone->lru[]: inactive/active anon, inactive/active file, unevictable.
     pub lru: [ListHead; NR_LRU],
     /// zone->vm_stat (zone_stat_item); NR_FREE_PAGES mirrors free_pages.
@@ -239,7 +301,7 @@ impl Mm {
                     wmark_high: 0,
                     lowmem_reserve: [0; NR_ZONE_TYPES],
                     min_unmapped_pages: 0,
-                    lock_free_at: 0,
+                    lock: LockHolds::default(),
                     lru: [ListHead::default(); NR_LRU],
                     vm_stat: [0; NR_ZS],
                     recent_rotated: [0; 2],
@@ -619,18 +681,17 @@ impl Mm {
 
     /// Account a critical section under zone->lock. The work already
     /// charged since `ctx.sys` was `started` is the hold time; the task
-    /// first spins until the lock is free (another CPU may hold it at the
-    /// time the section began), then holds it for that long.
+    /// first spins while another CPU holds the lock at the time it asks
+    /// for it, then holds it for that long.
     #[inline]
     pub fn zone_locked(&mut self, ctx: &mut Ctx, zi: usize, started: u64) {
         let hold = ctx.sys - started;
         ctx.sys = started;
         let t = ctx.clock();
-        let z = &mut self.zones[zi];
-        let wait = z.lock_free_at.saturating_sub(t);
+        let got = self.zones[zi].lock.acquire(t, hold);
+        let wait = got - t;
         ctx.spin += wait;
         self.sim.lock_spin_ns += wait;
-        z.lock_free_at = t + wait + hold;
         ctx.sys += wait + hold;
     }
 
@@ -995,3 +1056,32 @@ fn default_zonelist_order_is_zone(nodes: &[Node], zones: &[Zone]) -> bool {
     true
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::LockHolds;
+
+    #[test]
+    fn a_lock_is_waited_for_only_while_held() {
+        let mut l = LockHolds::default();
+        // CPU A, processed first, holds the lock at 1000..1500 (late in its step).
+        assert_eq!(l.acquire(1000, 500), 1000);
+        // CPU B asks at 200, before A's hold: free then.
+        assert_eq!(l.acquire(200, 100), 200);
+        // CPU C asks at 1200, inside A's hold: waits until 1500.
+        assert_eq!(l.acquire(1200, 100), 1500);
+        // D asks at 1550, inside C's hold (1500..1600), which follows A's: waits until 1600.
+        assert_eq!(l.acquire(1550, 10), 1600);
+        // A hold ending exactly when another asks does not delay it.
+        assert_eq!(l.acquire(1610, 0), 1610);
+    }
+
+    #[test]
+    fn back_to_back_holds_chain() {
+        let mut l = LockHolds::default();
+        for i in 0..20u64 {
+            // Everyone asks at 0 for 10 ns: FIFO, one after another.
+            assert_eq!(l.acquire(0, 10), i * 10);
+        }
+    }
+}
