@@ -49,8 +49,9 @@ done
 	--output-dir "$SCRATCH/memhog-a" > /dev/null
 "$MMTWIN" run -m x86-64-4core-512m-xfs -k 3.0-rc6-kswapwb --size-gb 0.7 -t 4 --set passes=2 --scale 0.25 \
 	--output-dir "$SCRATCH/memhog-b" > /dev/null
-"$MMTWIN" compare --results "$SCRATCH/memhog-a" --results "$SCRATCH/memhog-b" --era 2017 \
-	--output-dir "$TREES/memhog" > /dev/null
+# (relative paths: the summary line names the saved trees, and the scratch directory changes)
+(cd "$SCRATCH" && "$MMTWIN" compare --results memhog-a --results memhog-b --era 2017 \
+	--output-dir "$TREES/memhog" > /dev/null)
 
 # Keep the fixtures small: the current layout's work/log/<RUN>/iter-N directories are read
 # neither by these eras' scripts nor by `mmtwin report`; only the classic layout stays.
