@@ -122,11 +122,13 @@ def test_tree_is_byte_identical_when_written_twice_and_replaces_an_earlier_tree(
     a, b = tmp_path / "a", tmp_path / "b"
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(a))[0] == 0
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(b))[0] == 0
-    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 9
+    # 9 files in the current layout, 2 in the classic one (tests-timestamp-<RUN>, largedd.result)
+    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 11
     # Writing another kernel's run into an earlier tree replaces it: nothing of the old RUN is left.
     code, _, err = call(capsys, *RUN_LARGEDD, "-k", "3.0-rc6-zlcfirst", "--output-dir", str(a))
     assert code == 0, err
-    assert sorted(p.name for p in (a / "work" / "log").iterdir()) == ["3.0-rc6-zlcfirst"]
+    assert sorted(p.name for p in (a / "work" / "log").iterdir()) == [
+        "3.0-rc6-zlcfirst", "largedd-3.0-rc6-zlcfirst", "tests-timestamp-3.0-rc6-zlcfirst"]
     assert sorted(p.name for p in (a / "mmtwin").iterdir()) == ["3.0-rc6-zlcfirst"]
 
 

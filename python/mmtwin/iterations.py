@@ -478,7 +478,8 @@ def memhog_samples(name: str, it: Iterated, threads: int) -> Any:
 
     pooled = samples_from_results(name, [it.first] if it.identical else it.results, threads)
     t = it.first["times"]
-    return dataclasses.replace(pooled, vmstat=dict(it.first.get("vmstat", {})), user_s=float(t["user_s"]),
+    return dataclasses.replace(pooled, vmstat=dict(it.first.get("vmstat", {})),
+                               vmstat_start=dict(it.first.get("vmstat_start") or {}), user_s=float(t["user_s"]),
                                sys_s=float(t["sys_s"]), elapsed_s=float(t["elapsed_s"]))
 
 

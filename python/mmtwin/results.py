@@ -466,6 +466,26 @@ def benchmark_log(run: Run, start: int = SIM_EPOCH) -> tuple[str, str]:
     return f"memhog-{w['threads']}.time", _time_line(test, r["times"]) + "\n"
 
 
+def classic_logs(run: Run, start: int = SIM_EPOCH) -> list[tuple[str, str]]:
+    """(file name, text) of the benchmark's log in ``<test>-<RUN>/noprofile/`` of the classic layout,
+    plain text as the shellpacks of 2011-2017 left them: fs_mark's table as ``fsmark.log`` (what the
+    2011 and 2012 subreports read) and as ``fsmark-<threads>.log`` (what ExtractFsmark of 2013-2017
+    globs), ``largedd.result``, the mapped writer's log, the memory hog's GNU time line."""
+    name, text = benchmark_log(run, start)
+    if run.test == "fsmark":
+        return [("fsmark.log", text), (name, text)]
+    return [(name, text)]
+
+
+def _classic_timestamp(run: Run, start: int) -> str:
+    """One test's part of ``tests-timestamp-<RUN>`` as run-mmtests.sh wrote it from 2011 to 2017:
+    ``test begin``, the /proc snapshots before and after, ``test end :: <test> <epoch>`` (no exit
+    status then) and GNU time's line."""
+    text = _sysstate(run, start)
+    end_line = f"test end :: {run.test} {_end(run, start)} 0\n"
+    return text.replace(end_line, f"test end :: {run.test} {_end(run, start)}\n")
+
+
 def _iteration_paths(run: Run) -> dict[str, str]:
     own = f"mmtwin/{run.name}/iter-{run.iteration}/{run.test}"
     return {
@@ -477,15 +497,17 @@ def _iteration_paths(run: Run) -> dict[str, str]:
 
 
 def _clear_previous(root: Path) -> None:
-    """Remove an earlier tree's own files (the summary, work/log/<RUN> it lists, mmtwin/)."""
+    """Remove an earlier tree's own files (the summary, mmtwin/, and for each RUN it lists
+    work/log/<RUN>, work/log/tests-timestamp-<RUN> and work/log/<test>-<RUN>)."""
     summary = root / SUMMARY
     if not summary.exists():
         return
     try:
         old = json.loads(summary.read_text(encoding="utf-8"))
         names = [str(r["name"]) for r in old.get("runs", [])]
+        tests = [str(r.get("test")) for r in old.get("runs", [])]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        names = []
+        names, tests = [], []
     for name in names:
         clean = _NAME_OK.sub("_", name)
         if clean in ("", ".", ".."):
@@ -493,10 +515,38 @@ def _clear_previous(root: Path) -> None:
         target = root / "work" / "log" / clean
         if target.is_dir():
             shutil.rmtree(target)
+        stamp = root / "work" / "log" / f"tests-timestamp-{clean}"
+        if stamp.is_file():
+            stamp.unlink()
+        for test in tests:
+            if test in TESTS:
+                classic = root / "work" / "log" / f"{test}-{clean}"
+                if classic.is_dir():
+                    shutil.rmtree(classic)
     for sub in (root / "mmtwin",):
         if sub.is_dir():
             shutil.rmtree(sub)
     summary.unlink()
+
+
+def _write_classic(root: Path, runs: Sequence[Run]) -> None:
+    """The classic layout beside the current one, for MMTests' compare scripts of 2011-2017
+    (``compare-kernels.sh``, ``compare-mmtests.pl`` before the iter-N layout): iteration 0 of each
+    RUN as ``work/log/tests-timestamp-<RUN>`` (timestamps and /proc snapshots in one file, ending
+    with ``finish ::``) and ``work/log/<test>-<RUN>/noprofile/<log>`` (docs/results.md)."""
+    log = root / "work" / "log"
+    stamps: dict[str, str] = {}
+    clocks: dict[str, int] = {}
+    for run in runs:
+        if run.iteration != 0:
+            continue
+        start = clocks.get(run.name, SIM_EPOCH)
+        clocks[run.name] = _end(run, start)
+        stamps[run.name] = stamps.get(run.name, f"start :: {SIM_EPOCH}\n") + _classic_timestamp(run, start)
+        for name, text in classic_logs(run, start):
+            _write(log / f"{run.test}-{run.name}" / "noprofile" / name, text)
+    for name, text in stamps.items():
+        _write(log / f"tests-timestamp-{name}", text + f"finish :: {clocks[name]}\n")
 
 
 def write_tree(
@@ -547,6 +597,7 @@ def write_tree(
         for iter_dir, (stamp, sysstate) in logs.items():
             _write(iter_dir / "tests-timestamp", stamp)
             _write(iter_dir / "tests-sysstate", sysstate)
+        _write_classic(root, runs)
         summary = {
             "schema": SCHEMA,
             "schema_version": SCHEMA_VERSION,

@@ -1,17 +1,27 @@
 """MMTests-style comparison of two or more kernels (docs: shared mmtests.md §1-§3).
 
-Three report eras are supported:
+Three report eras are supported; the duration and vmstat blocks are checked
+against the real MMTests scripts of each era by tests/test_mmtests_golden.py
+(goldens in tests/fixtures/mmtests-golden/):
 
 * ``2011``: the shell ``compare-kernels.sh`` era. Percentages are relative to
   the *new* value: pdiff = (new-base)*100/new, pndiff = -(new-base)*100/new.
-  Benchmark rows ``%-8s %-6s`` (op, stat; wider for long op names) with `` %11.2f (%5.2f%%)`` cells;
-  duration and vmstat blocks ``%-40s`` + ``%10s``.
+  Benchmark rows ``%-8s %-6s`` (op, stat; wider for long op names) with `` %11.2f (%5.2f%%)`` cells.
+  The duration and vmstat blocks are those of the file workloads (``mmtests2011``:
+  no header rows, ``%-40s`` labels, the derived vmstat rows of seed 000).
 * ``2012``: baseline-relative percentages (pdiff = new*100/base-100,
-  pndiff = 100-new*100/base) with `` %12.2f (%6.2f%%)`` cells and the 2012
-  duration rows, monitor blocks still ``%-40s`` + ``%10s``.
-* ``2017``: the Perl Compare era before June 2017: same formulas and cell
-  format, duration rows ``User``/``System``/``Elapsed`` with ``%12.2f``, vmstat
-  values ``%12d``.
+  pndiff = 100-new*100/base; ``stat/pndiff`` of July 2012 gives 0 when the new
+  value is 0) with `` %12.2f (%6.2f%%)`` cells. Duration and vmstat blocks as
+  gormanm/mmtests 9e71bc6a (2012-07-02) printed them: no header rows, ``%-40s``
+  labels, duration ``%10s`` (Sys, User+Sys, Total Elapsed), the 32 derived
+  vmstat rows ``%12s``.
+* ``2017``: the Perl Compare era before June 2017 (gormanm/mmtests 4aa747e1):
+  same formulas and cell format; ``--print-monitor duration`` (``User``,
+  ``System``, ``Elapsed``, ``%12.2f``) and ``--print-monitor mmtests-vmstat``
+  (MonitorMmtestsvmstat's rows and formats, including its shifted formats).
+
+The blocks read what MMTests read: GNU time's seconds (truncated to
+centiseconds) and the /proc/vmstat deltas around the test.
 
 Sign convention in every era: positive = better than the baseline.
 """
@@ -19,6 +29,7 @@ Sign convention in every era: positive = better than the baseline.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,10 +69,11 @@ def pndiff(base: float, new: float, era: str) -> float:
         if new == 0:
             return 0.0
         return -(new - base) * 100.0 / new
+    if new == 0:
+        # stat/pndiff of 2012 printed 0 for a new value of 0; VMR::Stat::pndiff of 2017 prints 100
+        return 0.0 if era == "2012" else 100.0
     if base == 0:
         return -99.0
-    if new == 0:
-        return 100.0
     return 100.0 - new * 100.0 / base
 
 
@@ -116,15 +128,15 @@ _SHELL_STATS = (
 
 
 def split_perl(name: str) -> tuple[str, str]:
-    """Split a run name into two header rows the way the Perl Compare modules did."""
+    """Split a run name into two header rows the way Compare.pm's _generateHeaderTable did: at the
+    first ``-``, moved 4 characters on when ``-rc<digit>`` occurs in the ``index + 3`` characters
+    from there (so ``-rc10`` splits after ``-rc1``); a name without ``-`` loses its last character on row 1."""
     idx = name.find("-")
     if idx < 0:
         return name[:-1], name
-    head, tail = name[:idx], name[idx + 1 :]
-    parts = tail.split("-", 1)
-    if len(parts) == 2 and parts[0][:2] == "rc" and parts[0][2:].isdigit():
-        return f"{head}-{parts[0]}", parts[1]
-    return head, tail
+    if re.search(r"-rc[0-9]", name[idx : idx + idx + 3]):
+        idx += 4
+    return name[:idx], name[idx + 1 :]
 
 
 def split_shell(name: str) -> tuple[str, str]:
@@ -143,6 +155,7 @@ class RunSamples:
     name: str
     ops: dict[str, list[float]]
     vmstat: dict[str, int | float] = field(default_factory=dict)
+    vmstat_start: dict[str, int | float] = field(default_factory=dict)
     user_s: float = 0.0
     sys_s: float = 0.0
     elapsed_s: float = 0.0
@@ -162,6 +175,7 @@ def samples_from_results(name: str, results: Sequence[Mapping[str, Any]], thread
         name=name,
         ops=ops,
         vmstat=dict(last.get("vmstat", {})),
+        vmstat_start=dict(last.get("vmstat_start") or {}),
         user_s=float(last["times"]["user_s"]),
         sys_s=float(last["times"]["sys_s"]),
         elapsed_s=float(last["times"]["elapsed_s"]),
@@ -222,74 +236,265 @@ def benchmark_table(runs: Sequence[RunSamples], era: str, benchmark: str = "memh
     return "\n".join(lines)
 
 
-def _monitor_header(
-    runs: Sequence[RunSamples], era: str, label_w: int, cell_w: int, benchmark: str
-) -> tuple[list[str], list[int]]:
-    heads = [split_shell(f"{benchmark}-{r.name}") if era == "2011" else split_perl(r.name) for r in runs]
-    widths = [max(cell_w, len(a) + 1, len(b) + 1) for a, b in heads]
-    rows = [
-        " " * label_w + "".join(f"{a:>{w}}" for (a, _), w in zip(heads, widths)),
-        " " * label_w + "".join(f"{b:>{w}}" for (_, b), w in zip(heads, widths)),
-    ]
-    return rows, widths
+# --------------------------------------------------------------------------- duration and vmstat blocks
+
+
+def _gnu_time(seconds: float) -> str:
+    from mmtwin.reports.mmtests2011 import gnu_time
+
+    return gnu_time(seconds)
+
+
+def _counters(run: RunSamples) -> tuple[dict[str, int], set[str]]:
+    """The run's /proc/vmstat deltas (end - start; a counter absent at one end counts 0 there) and
+    the counters the start snapshot holds (the shell scripts count only those)."""
+    start = run.vmstat_start or {}
+    names = set(run.vmstat) | set(start)
+    deltas = {n: int(run.vmstat.get(n, 0)) - int(start.get(n, 0)) for n in names}
+    return deltas, set(start) if start else set(run.vmstat)
+
+
+def _column_2011(run: RunSamples) -> Any:
+    from mmtwin.reports import mmtests2011 as m11
+
+    duration = m11.duration_texts(run.user_s, run.sys_s, run.elapsed_s)
+    deltas, _ = _counters(run)
+    vmstat = m11.vmstat_texts(m11.summarise_vmstat(deltas), duration[m11.DURATION_ROWS[1]])
+    return m11.Column(run.name, {}, duration, vmstat)
+
+
+def _perl_header(runs: Sequence[RunSamples], label_w: int, cell_w: int) -> list[str]:
+    """Compare.pm's two header rows: an empty ``%<label_w>s`` cell, then ``%<cell_w>s`` per run
+    (a name longer than the cell runs into its neighbour, as sprintf lets it)."""
+    heads = [split_perl(r.name) for r in runs]
+    return [" " * label_w + "".join(f"{h[i]:>{cell_w}}" for h in heads) for i in (0, 1)]
 
 
 def duration_block(runs: Sequence[RunSamples], era: str, benchmark: str = "memhog") -> str:
-    """``MMTests Statistics: duration`` with the era's rows."""
+    """``MMTests Statistics: duration`` as the era's script printed it from GNU time's line."""
     check_era(era)
-    lines = ["MMTests Statistics: duration"]
-    if era == "2017":
-        label_w = len("Elapsed") + 1
-        header, widths = _monitor_header(runs, era, label_w, 12, benchmark)
-        lines += header
-        for label, attr in (("User", "user_s"), ("System", "sys_s"), ("Elapsed", "elapsed_s")):
-            lines.append(f"{label:<{label_w}}" + "".join(f"{getattr(r, attr):>{w}.2f}" for r, w in zip(runs, widths)))
-        return "\n".join(lines)
-    header, widths = _monitor_header(runs, era, 40, 10, benchmark)
-    lines += header
     if era == "2011":
-        rows = [
-            ("User/Sys Time Running Test (seconds)", lambda r: r.user_s + r.sys_s),
-            ("Total Elapsed Time (seconds)", lambda r: r.elapsed_s),
-        ]
-    else:
-        rows = [
-            ("Sys Time Running Test (seconds)", lambda r: r.sys_s),
-            ("User+Sys Time Running Test (seconds)", lambda r: r.user_s + r.sys_s),
-            ("Total Elapsed Time (seconds)", lambda r: r.elapsed_s),
-        ]
-    for label, fn in rows:
-        lines.append(f"{label:<40}" + "".join(f"{fn(r):>{w}.2f}" for r, w in zip(runs, widths)))
+        from mmtwin.reports import mmtests2011 as m11
+
+        return m11.duration_block([_column_2011(r) for r in runs])
+    lines = ["MMTests Statistics: duration"]
+    times = [(_gnu_time(r.user_s), _gnu_time(r.sys_s), _gnu_time(r.elapsed_s)) for r in runs]
+    if era == "2017":
+        # MonitorDuration: ``%-7s`` and a blank operation column, then ``%12.2f`` per run
+        lines += _perl_header(runs, 8, 12)
+        for i, label in enumerate(("User", "System", "Elapsed")):
+            lines.append(f"{label:<7} " + "".join(f"{float(t[i]):12.2f}" for t in times))
+        return "\n".join(lines)
+    from mmtwin.reports.mmtests2011 import perl_number
+
+    rows = (
+        ("Sys Time Running Test (seconds)", [t[1] for t in times]),
+        ("User+Sys Time Running Test (seconds)", [perl_number(float(t[0]) + float(t[1])) for t in times]),
+        ("Total Elapsed Time (seconds)", [t[2] for t in times]),
+    )
+    lines += [f"{label:<40}" + "".join(f"{v:>10}" for v in values) for label, values in rows]
     return "\n".join(lines)
 
 
-def _int_text(value: int | float) -> str:
-    if isinstance(value, int) or float(value).is_integer():
-        return str(int(value))
-    return f"{value:.2f}"
+# The 2012 script's rows (gormanm/mmtests 9e71bc6a, subreport/mmtests-vmstat), in its order.
+VMSTAT_ROWS_2012 = (
+    "Page Ins", "Page Outs", "Swap Ins", "Swap Outs", "Direct pages scanned", "Kswapd pages scanned",
+    "Kswapd pages reclaimed", "Direct pages reclaimed", "Kswapd efficiency", "Kswapd velocity",
+    "Direct efficiency", "Direct velocity", "Percentage direct scans", "Page writes by reclaim",
+    "Page writes file", "Page writes anon", "Page reclaim immediate", "Page rescued immediate",
+    "Slabs scanned", "Direct inode steals", "Kswapd inode steals", "Kswapd skipped wait",
+    "THP fault alloc", "THP collapse alloc", "THP splits", "THP fault fallback", "THP collapse fail",
+    "Compaction stalls", "Compaction success", "Compaction failures", "Compaction pages moved",
+    "Compaction move failure",
+)
+_ZONES = ("dma", "dma32", "normal", "movable", "high")
+
+
+def vmstat_texts_2012(run: RunSamples) -> dict[str, str]:
+    """Each 2012 row as text: sums of the deltas of counters present at the start, bash's
+    truncating percentages, perl's quotient printed ``%.3f`` for the velocities."""
+    from mmtwin.reports.mmtests2011 import _trunc_div, _velocity
+
+    deltas, present = _counters(run)
+
+    def total(*names: str) -> int:
+        return sum(deltas[n] for n in names if n in present)
+
+    kswapd_split = [f"pgsteal_kswapd_{z}" for z in ("dma", "dma32", "normal", "high", "movable")]
+    kswapd_steal = total("kswapd_steal", *kswapd_split)
+    pgsteal = total(*(f"pgsteal_{z}" for z in _ZONES), *(f"pgsteal_direct_{z}" for z in _ZONES))
+    # 3.4 split pgsteal by reclaimer: then the direct ones are counted on their own
+    direct_steal = pgsteal if any(n in present for n in kswapd_split) else pgsteal - kswapd_steal
+    kswapd_scan = total(*(f"pgscan_kswapd_{z}" for z in _ZONES))
+    direct_scan = total(*(f"pgscan_direct_{z}" for z in _ZONES))
+    elapsed = float(_gnu_time(run.elapsed_s))
+    write, swapout = total("nr_vmscan_write"), total("pswpout")
+    values: dict[str, str] = {
+        "Page Ins": str(total("pgpgin")),
+        "Page Outs": str(total("pgpgout")),
+        "Swap Ins": str(total("pswpin")),
+        "Swap Outs": str(swapout),
+        "Direct pages scanned": str(direct_scan),
+        "Kswapd pages scanned": str(kswapd_scan),
+        "Kswapd pages reclaimed": str(kswapd_steal),
+        "Direct pages reclaimed": str(direct_steal),
+        "Kswapd efficiency": f"{_trunc_div(kswapd_steal * 100, kswapd_scan) if kswapd_scan > 0 else 100}%",
+        "Kswapd velocity": _velocity(kswapd_scan, elapsed),
+        "Direct efficiency": f"{_trunc_div(direct_steal * 100, direct_scan) if direct_scan > 0 else 100}%",
+        "Direct velocity": _velocity(direct_scan, elapsed),
+        # 0% whenever kswapd scanned nothing, as the script tested kswapd's count alone
+        "Percentage direct scans": f"{_trunc_div(direct_scan * 100, kswapd_scan + direct_scan) if kswapd_scan > 0 else 0}%",
+        "Page writes by reclaim": str(write),
+        "Page writes file": str(write - swapout),
+        "Page writes anon": str(swapout),
+    }
+    for label, counter in (
+        ("Page reclaim immediate", "nr_vmscan_immediate_reclaim"), ("Page rescued immediate", "pgrescued"),
+        ("Slabs scanned", "slabs_scanned"), ("Direct inode steals", "pginodesteal"),
+        ("Kswapd inode steals", "kswapd_inodesteal"), ("Kswapd skipped wait", "kswapd_skip_congestion_wait"),
+        ("THP fault alloc", "thp_fault_alloc"), ("THP collapse alloc", "thp_collapse_alloc"),
+        ("THP splits", "thp_split"), ("THP fault fallback", "thp_fault_fallback"),
+        ("THP collapse fail", "thp_collapse_alloc_failed"), ("Compaction stalls", "compact_stall"),
+        ("Compaction success", "compact_success"), ("Compaction failures", "compact_fail"),
+        ("Compaction pages moved", "compact_pages_moved"), ("Compaction move failure", "compact_pagemigrate_failed"),
+    ):
+        values[label] = str(total(counter))
+    return values
+
+
+# MonitorMmtestsvmstat (gormanm/mmtests 4aa747e1): its keys in display order with their labels.
+# "blank" heads the list and is never printed; each key's number format is chosen by its
+# position in this list, so every key left out before a row shifts that row's format.
+_VMSTAT_2017 = (
+    ("blank", "blank"),
+    ("mmtests_minor_faults", "Minor Faults"), ("pgmajfault", "Major Faults"),
+    ("pswpin", "Swap Ins"), ("pswpout", "Swap Outs"), ("allocstall", "Allocation stalls"),
+    ("pgalloc_dma", "DMA allocs"), ("pgalloc_dma32", "DMA32 allocs"), ("pgalloc_normal", "Normal allocs"),
+    ("pgalloc_movable", "Movable allocs"),
+    ("mmtests_direct_scan", "Direct pages scanned"), ("mmtests_kswapd_scan", "Kswapd pages scanned"),
+    ("mmtests_kswapd_steal", "Kswapd pages reclaimed"), ("mmtests_direct_steal", "Direct pages reclaimed"),
+    ("mmtests_kswapd_efficiency", "Kswapd efficiency"), ("mmtests_kswapd_velocity", "Kswapd velocity"),
+    ("mmtests_direct_efficiency", "Direct efficiency"), ("mmtests_direct_velocity", "Direct velocity"),
+    ("mmtests_direct_percentage", "Percentage direct scans"),
+    ("mmtests_highmem_velocity", "Zone highmem velocity"), ("mmtests_normal_velocity", "Zone normal velocity"),
+    ("mmtests_dma32_velocity", "Zone dma32 velocity"), ("mmtests_dma_velocity", "Zone dma velocity"),
+    ("nr_vmscan_write", "Page writes by reclaim"), ("mmtests_vmscan_write_file", "Page writes file"),
+    ("mmtests_vmscan_write_anon", "Page writes anon"), ("nr_vmscan_immediate_reclaim", "Page reclaim immediate"),
+    ("pgpgin", "Sector Reads"), ("pgpgout", "Sector Writes"), ("pgrescued", "Page rescued immediate"),
+    ("slabs_scanned", "Slabs scanned"), ("pginodesteal", "Direct inode steals"),
+    ("kswapd_inodesteal", "Kswapd inode steals"), ("kswapd_skip_congestion_wait", "Kswapd skipped wait"),
+    ("thp_fault_alloc", "THP fault alloc"), ("thp_collapse_alloc", "THP collapse alloc"),
+    ("thp_split", "THP splits"), ("thp_fault_fallback", "THP fault fallback"),
+    ("thp_collapse_alloc_failed", "THP collapse fail"),
+    ("compact_stall", "Compaction stalls"), ("compact_success", "Compaction success"),
+    ("compact_fail", "Compaction failures"), ("pgmigrate_success", "Page migrate success"),
+    ("pgmigrate_fail", "Page migrate failure"), ("compact_pages_moved", "Compaction pages moved"),
+    ("compact_pagemigrate_failed", "Compaction move failure"), ("compact_isolated", "Compaction pages isolated"),
+    ("compact_migrate_scanned", "Compaction migrate scanned"), ("compact_free_scanned", "Compaction free scanned"),
+    ("mmtests_compaction_cost", "Compaction cost"),
+    ("numa_hit", "NUMA alloc hit"), ("numa_miss", "NUMA alloc miss"), ("numa_interleave", "NUMA interleave hit"),
+    ("numa_local", "NUMA alloc local"), ("numa_pte_updates", "NUMA base PTE updates"),
+    ("numa_huge_pte_updates", "NUMA huge PMD updates"), ("mmtests_numa_pte_updates", "NUMA page range updates"),
+    ("numa_hint_faults", "NUMA hint faults"), ("numa_hint_faults_local", "NUMA hint local faults"),
+    ("mmtests_hint_local", "NUMA hint local percent"), ("numa_pages_migrated", "NUMA pages migrated"),
+    ("mmtests_autonuma_cost", "AutoNUMA cost"),
+)
+_PERCENT_2017 = {"mmtests_kswapd_efficiency", "mmtests_direct_efficiency", "mmtests_direct_percentage",
+                 "mmtests_hint_local", "numa_hint_faults_local"}
+_OLD_MIGRATE = {"compact_pages_moved", "compact_pagemigrate_failed"}
+_NEW_MIGRATE = {"compact_migrate_scanned", "compact_free_scanned", "compact_isolated", "pgmigrate_success",
+                "pgmigrate_fail"}
+
+
+def vmstat_values_2017(run: RunSamples) -> dict[str, float]:
+    """MonitorMmtestsvmstat's figures for one run (perl arithmetic: a missing counter is 0)."""
+    d, _ = _counters(run)
+    start = run.vmstat_start or run.vmstat
+    v: dict[str, float] = {}
+
+    def get(name: str) -> int:
+        return d.get(name, 0)
+
+    v["mmtests_kswapd_steal"] = sum(get(k) for k in ("kswapd_steal", *(f"pgsteal_kswapd_{z}" for z in
+                                    ("dma", "dma32", "normal", "high", "movable")), "pgsteal_kswapd"))
+    direct = sum(get(f"pgsteal_{z}") for z in _ZONES) + sum(get(f"pgsteal_direct_{z}") for z in _ZONES) + get("pgsteal_direct")
+    v["mmtests_direct_steal"] = direct - (v["mmtests_kswapd_steal"] if "kswapd_steal" in start else 0)
+    zone_scan: dict[str, int] = {}
+    for who in ("kswapd", "direct"):
+        total = 0
+        for z in (*_ZONES, ""):
+            key = f"pgscan_{who}_{z}" if z else f"pgscan_{who}"
+            total += get(key)
+            zone_scan[z or "normal"] = zone_scan.get(z or "normal", 0) + get(key)
+        v[f"mmtests_{who}_scan"] = total
+    elapsed = float(_gnu_time(run.elapsed_s))
+
+    def per_second(x: float) -> float:
+        return x / elapsed if elapsed else 0.0  # perl would stop on a zero elapsed time
+
+    v["mmtests_kswapd_velocity"] = per_second(v["mmtests_kswapd_scan"])
+    v["mmtests_direct_velocity"] = per_second(v["mmtests_direct_scan"])
+    for z in ("normal", "dma32", "dma"):
+        v[f"mmtests_{z}_velocity"] = per_second(zone_scan.get(z, 0))
+    for who in ("direct", "kswapd"):
+        scan = v[f"mmtests_{who}_scan"]
+        v[f"mmtests_{who}_efficiency"] = v[f"mmtests_{who}_steal"] * 100 / scan if scan else 100
+    scanned = v["mmtests_kswapd_scan"] + v["mmtests_direct_scan"]
+    v["mmtests_direct_percentage"] = v["mmtests_direct_scan"] * 100 / scanned if scanned else 0
+    for key, _ in _VMSTAT_2017:
+        if not key.startswith("mmtests_") and key != "blank":
+            v[key] = get(key)
+    v["mmtests_vmscan_write_file"] = get("nr_vmscan_write") - get("pswpout")
+    v["mmtests_vmscan_write_anon"] = get("pswpout")
+    v["mmtests_minor_faults"] = get("pgfault") - get("pgmajfault")
+    hints = get("numa_hint_faults")
+    v["mmtests_hint_local"] = get("numa_hint_faults_local") * 100 / hints if hints else 100
+    v["mmtests_numa_pte_updates"] = get("numa_pte_updates") + get("numa_huge_pte_updates") * 512
+    # the cost models (x86-64 constants: 7 per address, 519 per page copy)
+    ca, ci = 56 / 8, 56 / 8 + 12
+    copy = ca + 4096 / 8
+    cost = 0.0
+    if "compact_migrate_scanned" in start:
+        cost = (ca * get("compact_migrate_scanned") + ci * get("compact_isolated")
+                + 2 * copy * get("pgmigrate_success") + 2 * ca * get("pgmigrate_fail"))
+    if "compact_blocks_moved" in start:
+        cost = ca * get("compact_blocks_moved") * 16384 + 2 * copy * get("compact_pages_moved") + 2 * ca * get("compact_pagemigrate_failed")
+    v["mmtests_compaction_cost"] = cost / 1000000
+    v["mmtests_autonuma_cost"] = (ca * get("numa_pte_updates") + 5000 * hints + ci * get("numa_pages_migrated")) / 1000000
+    return v
+
+
+def _perl_format(fmt: str, value: float) -> str:
+    kind, width = fmt
+    if kind == "f":
+        return f"{value:{width}.3f}"
+    number = int(value)  # %d truncates toward zero
+    return f"{number:{width - 1}d}%" if kind == "%" else f"{number:{width}d}"
 
 
 def vmstat_block(runs: Sequence[RunSamples], era: str, benchmark: str = "memhog") -> str:
-    """``MMTests Statistics: vmstat``: the raw /proc/vmstat counters under their kernel names.
-
-    The engine starts every run from a fresh boot, so each counter's final
-    value is the run's delta. Rows follow the baseline's (the engine's) order;
-    counters only some kernels have are appended after, absent ones print 0.
-    """
+    """``MMTests Statistics: vmstat``: MMTests' rows derived from the /proc/vmstat deltas, in the era's layout."""
     check_era(era)
-    names: list[str] = []
-    seen: set[str] = set()
-    for run in runs:
-        for name in run.vmstat:
-            if name not in seen:
-                seen.add(name)
-                names.append(name)
-    cell_w = 12 if era == "2017" else 10
-    header, widths = _monitor_header(runs, era, 40, cell_w, benchmark)
-    lines = ["MMTests Statistics: vmstat", *header]
-    for name in names:
-        cells = "".join(f"{_int_text(r.vmstat.get(name, 0)):>{w}}" for r, w in zip(runs, widths))
-        lines.append(f"{name:<40}{cells}")
+    if era == "2011":
+        from mmtwin.reports import mmtests2011 as m11
+
+        return m11.vmstat_block([_column_2011(r) for r in runs])
+    lines = ["MMTests Statistics: vmstat"]
+    if era == "2012":
+        texts = [vmstat_texts_2012(r) for r in runs]
+        lines += [f"{row:<40}" + "".join(f"{t[row]:>12}" for t in texts) for row in VMSTAT_ROWS_2012]
+        return "\n".join(lines)
+    values = [vmstat_values_2017(r) for r in runs]
+    base = runs[0].vmstat_start or runs[0].vmstat
+    new_migrate = "pgmigrate_success" in base or "pgmigrate_success" in runs[0].vmstat
+    skipped = {"mmtests_highmem_velocity"} | (_OLD_MIGRATE if new_migrate else _NEW_MIGRATE)
+    formats = [("%", 12) if k in _PERCENT_2017 else ("f", 12) if k.endswith("_velocity") else ("d", 12)
+               for k, _ in _VMSTAT_2017]
+    shown = [(k, label) for k, label in _VMSTAT_2017 if k not in skipped]
+    label_w = max(len(label) for _, label in shown[1:])
+    lines += _perl_header(runs, label_w, 12)
+    for i, (key, label) in enumerate(shown[1:], start=1):
+        lines.append(f"{label:<{label_w}}" + "".join(_perl_format(formats[i], v[key]) for v in values))
     return "\n".join(lines)
 
 
