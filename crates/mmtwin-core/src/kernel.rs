@@ -333,7 +333,13 @@ impl Kernel {
             if let Some(s0) = start_snap.take() {
                 sn.taken.insert(0, s0);
             }
-            sn.taken.push(crate::snapshot::Snapshot::take(self, end.max(self.now), crate::snapshot::Kind::End));
+            // Timers due between the last event and the end: nothing changed since that event.
+            let end_t = end.max(self.now);
+            while sn.next_due() <= end_t {
+                let due = sn.next_due();
+                sn.fire(self, due);
+            }
+            sn.taken.push(crate::snapshot::Snapshot::take(self, end_t, crate::snapshot::Kind::End));
             sn.into_json(self)
         });
         self.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at the end: {e}")))?;

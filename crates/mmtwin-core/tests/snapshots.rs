@@ -172,3 +172,22 @@ fn bad_snapshot_specs_name_the_field() {
     // 8 x (27 + 6 x 7 + 64 + 256 zones x (4 x 11 + 64 + 4096 CPUs)) = 8610856 bytes; 256 MiB holds 31, less start and end.
     assert_eq!(e, "snapshots.max_periodic: 4096 is too many on this machine; at most 29 (a snapshot takes up to 8610856 bytes, 256 MiB for all of a run's)");
 }
+
+#[test]
+fn times_up_to_the_end_are_taken_even_after_the_last_event() {
+    // Two threads on two CPUs: the run ends (its last task's exit) a while after the last event the loop ran.
+    let m = machine(1, 2, json!([{"name": "DMA", "present_pages": 4096}, {"name": "NORMAL", "present_pages": 8192}]), 100);
+    let probe = run(&spec(m.clone(), "3.0", 3000, 2, json!({})));
+    let end_ns = u(&probe["snapshots"][1]["t_ns"]);
+    let end_ms = end_ns / 1_000_000;
+    assert!(end_ms >= 1, "the run lasts at least a millisecond: {end_ns} ns");
+    let r = run(&spec(m, "3.0", 3000, 2, json!({"at_ms": [end_ms], "every_ms": 1})));
+    let snaps = r["snapshots"].as_array().unwrap();
+    let at: Vec<&Value> = snaps.iter().filter(|s| s["kind"] == "at").collect();
+    assert_eq!(at.len(), 1, "the last whole millisecond of the run is in it");
+    let periodic = snaps.iter().filter(|s| s["kind"] == "periodic").count() as u64;
+    assert_eq!(periodic, end_ms, "one a millisecond up to the end");
+    let end = snaps.last().unwrap();
+    assert_eq!(end["kind"], "end");
+    assert_eq!(u(&end["t_ns"]), end_ns);
+}
