@@ -58,7 +58,9 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
         "inode_ns": 20000, "writepage_ns": 1500,
     }
     assert (spec["seed"], spec["check"], spec["sample_ms"], spec["trace"]) == (1, False, 100, None)
-    assert list(spec) == ["machine", "kernel", "workload", "seed", "check", "sample_ms", "trace"]
+    assert list(spec) == ["machine", "kernel", "workload", "seed", "check", "sample_ms", "trace", "snapshots"]
+    # /proc snapshots at the start and the end only, unless asked for more (mmtwin.reports.procfs)
+    assert spec["snapshots"] == {"at_ms": [], "every_ms": None, "max_periodic": 256}
 
 
 def test_scaled_zone_pages_round_down(fixture_presets: Path) -> None:
@@ -283,6 +285,7 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
             "check": False,
             "sample_ms": 100,
             "trace": None,
+            "snapshots": {"at_ms": [], "every_ms": None, "max_periodic": 256},
         }, (p.kernel, p.run)
     # JSON-ready, and the same spec whatever is asked twice
     json.dumps(planned[0].spec, allow_nan=False)

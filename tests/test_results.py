@@ -86,18 +86,31 @@ def test_run_tree_layout_and_contents(tmp_path: Path, capsys: pytest.CaptureFixt
                        "file start :: /proc/vmstat", "file start :: /proc/zoneinfo", "file start :: /proc/meminfo",
                        "file end :: /proc/vmstat", "file end :: /proc/zoneinfo", "file end :: /proc/meminfo",
                        f"test end :: largedd {end} 0", time_line]
+    # /proc/vmstat: 3.0's complete list; the engine's rows carry their values, in the same order.
     start_block = sysstate.split("file start :: /proc/vmstat\n")[1].split("file start :: /proc/zoneinfo\n")[0]
-    assert start_block == "".join(f"{k} {v}\n" for k, v in result["vmstat_start"].items())
+    start_rows = [ln.split() for ln in start_block.splitlines()]
+    assert len(start_rows) > len(result["vmstat_start"]) and start_rows[0] == ["nr_free_pages", str(result["vmstat_start"]["nr_free_pages"])]
+    assert [r for r in start_rows if r[0] in result["vmstat_start"]] == [[k, str(v)] for k, v in result["vmstat_start"].items()]
+    assert all(r[1] == "0" for r in start_rows if r[0] not in result["vmstat_start"])
+    assert ["thp_split", "0"] == start_rows[-1]
+    # /proc/zoneinfo: the whole text, from the start and end snapshots.
     end_zoneinfo = sysstate.split("file end :: /proc/zoneinfo\n")[1].split("file end :: /proc/meminfo\n")[0]
     assert [int(ln.split()[2]) for ln in end_zoneinfo.splitlines() if ln.startswith("  pages free")] == [
         z["free_end"] for z in result["zones"]]
-    assert f"Node 1, zone   NORMAL\n" in end_zoneinfo
+    assert f"Node 1, zone   Normal\n" in end_zoneinfo
+    assert end_zoneinfo.count("  pagesets\n") == len(result["zones"]) and "  inactive_ratio:" in end_zoneinfo
 
-    # proc-vmstat: the start and end snapshots, each under its `time:` stamp.
+    # proc-vmstat: the start, every 10 simulated seconds (--output-dir's default --proc-every), the end.
     proc = gzip.decompress((it_dir / "proc-vmstat-largedd.gz").read_bytes()).decode()
     blocks = proc.split("time: ")[1:]
-    assert [b.split("\n", 1)[0] for b in blocks] == [str(saved.SIM_EPOCH), str(end)]
-    assert blocks[1].split("\n", 1)[1] == "".join(f"{k} {v}\n" for k, v in result["vmstat"].items())
+    stamps = [int(b.split("\n", 1)[0]) for b in blocks]
+    assert stamps == [saved.SIM_EPOCH, *range(saved.SIM_EPOCH + 10, end + 1, 10), end][: len(stamps)] and stamps[-1] == end
+    assert len(stamps) == 2 + int(t["elapsed_s"]) // 10
+    assert blocks[-1].split("\n", 1)[1] == sysstate.split("file end :: /proc/vmstat\n")[1].split("file end :: /proc/zoneinfo\n")[0]
+    # The other /proc monitors sample at the same times.
+    for monitor in ("proc-buddyinfo", "proc-zoneinfo", "proc-pagetypeinfo", "numa-numastat"):
+        text = gzip.decompress((it_dir / f"{monitor}-largedd.gz").read_bytes()).decode()
+        assert [int(b.split("\n", 1)[0]) for b in text.split("time: ")[1:]] == stamps, monitor
 
     # vmstat: two header lines, then a line per sample whose `free` is the zones' free pages in KiB.
     vm = gzip.decompress((it_dir / "vmstat-largedd.gz").read_bytes()).decode().splitlines()
@@ -122,8 +135,10 @@ def test_tree_is_byte_identical_when_written_twice_and_replaces_an_earlier_tree(
     a, b = tmp_path / "a", tmp_path / "b"
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(a))[0] == 0
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(b))[0] == 0
-    # 9 files in the current layout, 2 in the classic one (tests-timestamp-<RUN>, largedd.result)
-    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 11
+    # 9 files, snapshots.json, 12 /proc files (start and end: vmstat, zoneinfo, buddyinfo, pagetypeinfo,
+    # node0/numastat, node1/numastat), 4 more monitors (proc-buddyinfo, -zoneinfo, -pagetypeinfo,
+    # numa-numastat), and 2 in the classic layout (tests-timestamp-<RUN>, largedd.result)
+    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 28
     # Writing another kernel's run into an earlier tree replaces it: nothing of the old RUN is left.
     code, _, err = call(capsys, *RUN_LARGEDD, "-k", "3.0-rc6-zlcfirst", "--output-dir", str(a))
     assert code == 0, err

@@ -88,6 +88,27 @@ class Result:
     def benchmark(self) -> dict[str, Any]:
         return dict(self.raw.get("benchmark") or {})
 
+    @property
+    def snapshots(self) -> list[str]:
+        """When the run's /proc snapshots were taken, as ``proc(at=...)`` names them: ``start``, the
+        ``proc_at``/``proc_every`` times (``10s``, ``500ms``) and ``end``, in time order."""
+        from mmtwin.reports.procfs import snapshot_label
+
+        return list(dict.fromkeys(snapshot_label(sn) for sn in self.raw.get("snapshots") or []))
+
+    def proc(self, file: str, at: str = "end") -> str:
+        """The text of /proc/``file`` (vmstat, zoneinfo, buddyinfo, pagetypeinfo, or numastat: every
+        node's after ``node: N``) at snapshot ``at``, as the kernel of the run's era prints it."""
+        from mmtwin.reports import procfs
+
+        if file not in procfs.FILES:
+            raise MmtwinError(f"file: {file!r} is not allowed; one of {', '.join(procfs.FILES)}")
+        snap = procfs.find_snapshot(self.raw.get("snapshots") or [], at, "at")
+        try:
+            return procfs.render(file, snap, procfs.Machine.of(self.spec, self.raw))
+        except MmtwinError as err:
+            raise MmtwinError(err.message.replace("--proc", "file", 1)) from None
+
     def mmtests(self) -> str:
         """The MMTests 2011 report of this run alone (file workloads) or its vmstat text (memory hog)."""
         kind = self.spec["workload"]["kind"]
@@ -110,8 +131,36 @@ def _scale(scale: Any) -> Any:
         raise MmtwinError(err.message.replace("--scale", "scale", 1)) from None
 
 
+def _snapshots(spec: dict[str, Any], proc_at: Any, proc_every: Any) -> dict[str, Any]:
+    """``spec`` with the /proc snapshots ``proc_at`` (times: "10s", "500ms", or seconds as numbers) and
+    ``proc_every`` (a time) ask for; the start and the end are always recorded."""
+    from mmtwin.reports import procfs
+
+    if proc_at is None and proc_every is None:
+        return spec
+
+    def ms(value: Any, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise MmtwinError(f"{name}: {value!r} is not allowed; expected a simulated time such as '10s', '500ms' or 2.5 (seconds)")
+        return procfs.parse_time_ms(str(value), name)
+
+    at: list[int] = []
+    if proc_at is not None:
+        values = [proc_at] if isinstance(proc_at, (str, int, float)) and not isinstance(proc_at, bool) else proc_at
+        if not isinstance(values, Sequence):
+            raise MmtwinError(f"proc_at: {proc_at!r} is not allowed; expected a time or a list of times")
+        at = [ms(v, "proc_at") for v in values]
+    every = None
+    if proc_every is not None:
+        every = ms(proc_every, "proc_every")
+        if every == 0:
+            raise MmtwinError(f"proc_every: {proc_every!r} is not allowed; 1ms to 86400s")
+    return {**spec, "snapshots": procfs.snapshots_spec(spec, at, every, option_at="proc_at", option_every="proc_every")}
+
+
 def _plan(machine: str | None, kernels: Sequence[str], workload: Mapping[str, Any] | None, experiment: str | None,
-          run: str | None, sysctl: Mapping[str, Any] | None, scale: Any, seed: int | None, check: bool) -> list[tuple[str, dict[str, Any]]]:
+          run: str | None, sysctl: Mapping[str, Any] | None, scale: Any, seed: int | None, check: bool,
+          proc_at: Any = None, proc_every: Any = None) -> list[tuple[str, dict[str, Any]]]:
     from mmtwin import config
     from mmtwin import experiment as experiments
     from mmtwin.resolve import resolve_spec
@@ -162,28 +211,33 @@ def _plan(machine: str | None, kernels: Sequence[str], workload: Mapping[str, An
             given = {key: getattr(override, key) for key in sorted(override.model_fields_set)}
             k = k.model_copy(update={"sysctl": k.sysctl.model_copy(update=given)})
         seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
-        out.append((k.name, resolve_spec(m, k, workload_model, seed=seed_value, scale=frac, check=check)))
+        spec = resolve_spec(m, k, workload_model, seed=seed_value, scale=frac, check=check)
+        out.append((k.name, _snapshots(spec, proc_at, proc_every)))
     return out
 
 
 def run(*, machine: str | None = None, kernel: str | None = None, workload: Mapping[str, Any] | None = None,
         experiment: str | None = None, run: str | None = None, sysctl: Mapping[str, Any] | None = None,
-        scale: Any = 1, seed: int | None = None, check: bool = False) -> Result:
+        scale: Any = 1, seed: int | None = None, check: bool = False, proc_at: Any = None,
+        proc_every: Any = None) -> Result:
     """Run one workload on one kernel. Either machine= and workload= (a table as in an
     experiment's [runs.workload]), or experiment= and run= (kernel= defaults to the
-    experiment's baseline). sysctl= overrides the kernel profile's sysctls."""
+    experiment's baseline). sysctl= overrides the kernel profile's sysctls. proc_at= (a time or
+    a list: "10s", "500ms", 2.5) and proc_every= record /proc snapshots then (Result.proc)."""
     from mmtwin import engine
 
     if kernel is not None and not isinstance(kernel, str):
         raise MmtwinError(f"kernel: {kernel!r} is not allowed; expected one kernel profile name (compare() takes several)")
-    planned = _plan(machine, [kernel] if kernel else [], workload, experiment, run, sysctl, scale, seed, check)
+    planned = _plan(machine, [kernel] if kernel else [], workload, experiment, run, sysctl, scale, seed, check,
+                    proc_at, proc_every)
     name, spec = planned[0]
     return Result(name, spec, engine.strip_perf(engine.run_spec(spec)))
 
 
 def compare(*, kernels: Sequence[str] | None = None, machine: str | None = None, workload: Mapping[str, Any] | None = None,
             experiment: str | None = None, run: str | None = None, sysctl: Mapping[str, Any] | None = None,
-            scale: Any = 1, seed: int | None = None, jobs: int | None = None, check: bool = False) -> "pd.DataFrame":
+            scale: Any = 1, seed: int | None = None, jobs: int | None = None, check: bool = False,
+            proc_at: Any = None, proc_every: Any = None) -> "pd.DataFrame":
     """Run the same workload on several kernels (default: the experiment's) and return the
     MMTests 2011 rows (benchmark, duration, vmstat) as a DataFrame, one column per kernel.
     The Result of each run is in the frame's ``attrs["results"]``."""
@@ -192,7 +246,8 @@ def compare(*, kernels: Sequence[str] | None = None, machine: str | None = None,
 
     if kernels is not None and (isinstance(kernels, str) or not all(isinstance(k, str) for k in kernels)):
         raise MmtwinError(f"kernels: {kernels!r} is not allowed; expected a list of kernel profile names")
-    planned = _plan(machine, list(kernels or []), workload, experiment, run, sysctl, scale, seed, check)
+    planned = _plan(machine, list(kernels or []), workload, experiment, run, sysctl, scale, seed, check,
+                    proc_at, proc_every)
     if len(planned) < 2:
         raise MmtwinError(f"kernels: {len(planned)} given; a comparison needs at least two (the first is the baseline)")
     results = engine.run_many([spec for _, spec in planned], jobs, label="compare", progress=False)

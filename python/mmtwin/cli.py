@@ -7,6 +7,8 @@ Stdout is deterministic; wall time and events/s go to stderr.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import json
@@ -197,6 +199,54 @@ def _output_dir(path: Optional[Path]) -> Optional[Path]:
     return check_output_dir(path, "--output-dir")
 
 
+@dataclass(frozen=True)
+class _ProcOptions:
+    at_ms: tuple[int, ...] = ()
+    every_ms: Optional[int] = None
+    max_periodic: Optional[int] = None
+
+    def apply(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """``spec`` with its ``snapshots`` table set from these options (checked against the machine)."""
+        from mmtwin.reports.procfs import snapshots_spec
+
+        return {**spec, "snapshots": snapshots_spec(spec, self.at_ms, self.every_ms, self.max_periodic)}
+
+
+def _proc_options(proc_at: Optional[str], proc_every: Optional[str], proc_max: Optional[int],
+                  output_dir: Optional[Path], json_out: Optional[bool]) -> _ProcOptions:
+    """--proc-at, --proc-every, --proc-max: they need somewhere to go (--output-dir, or --json where
+    ``json_out`` is not None); with --output-dir the monitors sample every 10 s unless told otherwise."""
+    from mmtwin.reports.procfs import parse_time_ms, parse_times_ms
+
+    given = [o for o, v in (("--proc-at", proc_at), ("--proc-every", proc_every), ("--proc-max", proc_max)) if v is not None]
+    if given and output_dir is None and not json_out:
+        where = "--output-dir DIR (the snapshots are written there)" + (" or --json" if json_out is not None else "")
+        raise MmtwinError(f"{given[0]}: needs {where}")
+    at = tuple(parse_times_ms(proc_at, "--proc-at")) if proc_at is not None else ()
+    every = None
+    if proc_every is not None:
+        every = parse_time_ms(proc_every, "--proc-every")
+        if every == 0:
+            raise MmtwinError(f"--proc-every: {proc_every!r} is not allowed; 1ms to 86400s")
+    elif output_dir is not None:
+        every = MONITOR_EVERY_MS
+    if proc_max is not None and proc_every is None and output_dir is None:
+        raise MmtwinError("--proc-max: needs --proc-every TIME (it caps the periodic snapshots)")
+    return _ProcOptions(at, every, proc_max)
+
+
+def _note_missed(proc: _ProcOptions, results: Sequence[Mapping[str, Any]]) -> None:
+    """One stderr line per --proc-at time a run ended before (no snapshot then)."""
+    from mmtwin.reports.procfs import format_ms
+
+    for r in results:
+        taken = {int(s["t_ns"]) for s in r.get("snapshots") or [] if s.get("kind") == "at"}
+        missed = [t for t in proc.at_ms if t * 1_000_000 not in taken]
+        if missed:
+            _err(f"note: --proc-at {','.join(format_ms(t) for t in missed)}: after the run of {r.get('kernel')} ended "
+                 f"({float(r['times']['elapsed_s']):.3f} s simulated); no snapshot then")
+
+
 def _jobs(value: Optional[int]) -> Optional[int]:
     if value is not None and value < 1:
         raise MmtwinError(f"--jobs: {value} is not allowed; expected an integer >= 1")
@@ -288,6 +338,16 @@ TRACE_FORMAT_HELP = ("Layout of the --trace file: 'kernel' (default; what the ke
                      "(what Linux 6.1's trace-vmscan-postprocess.pl parses; docs/ftrace.md).")
 FTRACE_HELP = ("With the 2011 report of 3.0/3.1 kernels whose run reclaimed, print MMTests' 'FTrace Reclaim Statistics' "
                "blocks (vmscan, congestion_wait) from the engine's tracepoint statistics (default on; docs/ftrace.md).")
+PROC_AT_HELP = ("Also record /proc/vmstat, zoneinfo, buddyinfo, pagetypeinfo and the nodes' numastat at these simulated "
+                "times (comma-separated: 10s, 2.5s, 500ms; a bare number is seconds), written under --output-dir "
+                "(docs/results.md) or shown by --json; print one with 'mmtwin report DIR --proc FILE --at TIME'.")
+PROC_EVERY_HELP = ("Period of the /proc monitors in --output-dir (proc-vmstat, proc-buddyinfo, proc-zoneinfo, "
+                   "proc-pagetypeinfo, numa-numastat), a simulated time as MMTests' MONITOR_UPDATE_FREQUENCY "
+                   "(default with --output-dir: 10s).")
+PROC_MAX_HELP = ("The most periodic /proc snapshots kept (default 256, less on a machine too large for it): when full, "
+                 "every other one is dropped and the period doubles.")
+# MMTests' configs mostly set MONITOR_UPDATE_FREQUENCY=10 (seconds).
+MONITOR_EVERY_MS = 10_000
 ITERATIONS_HELP = ("Run N iterations: iteration 0 with --seed, the others with seeds derived from it (SplitMix64, "
                    "docs/sweep.md); MMTests summary rows over them, or a line saying they came out identical.")
 
@@ -347,6 +407,9 @@ def run(
     vmstat: bool = typer.Option(False, "--vmstat", help="Also print /proc/vmstat and the per-zone free-pages timeline."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
+    proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
+    proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
     from mmtwin.config import load_kernel
@@ -374,7 +437,8 @@ def run(
     else:
         k = load_kernel(kernel) if loaded is None else with_experiment_sysctl(loaded.experiment, load_kernel(kernel))
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
-    spec = resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr)
+    proc = _proc_options(proc_at, proc_every, proc_max, output_dir, json_out)
+    spec = proc.apply(resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check, trace=tr))
     from mmtwin import iterations as its_mod
 
     if its_mod.check_iterations(iterations) > 1 and tr is not None:
@@ -385,6 +449,7 @@ def run(
     its = its_mod.run_iterations([spec], iterations, label="run")[0] if iterations > 1 else None
     result = its.first if its is not None else run_spec(spec)
     wall = time.perf_counter() - started
+    _note_missed(proc, [result])
     if json_out and its is not None:
         _out(_dumps({"spec": spec, "result": strip_perf(result), "identical": its.identical,
                      "iterations": its_mod.iterations_json(its, spec)}))
@@ -472,6 +537,9 @@ def compare(
         help="Compare saved results instead of running: every run of each results tree written by --output-dir "
         "(repeatable; the first run is the baseline). Takes no machine, kernel or workload options.",
     ),
+    proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
+    proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
+    proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
     from mmtwin.config import load_kernel
@@ -486,7 +554,8 @@ def compare(
                  "--stride": stride, "--cpus": cpus, "--mems": mems, "--fsmark": fsmark, "--set": sets,
                  "--experiment": experiment, "--run": run_name, "--seed": seed, "--jobs": jobs,
                  "--check": check or None, "--scale": None if scale == 1.0 else scale,
-                 "--iterations": None if iterations == 1 else iterations}
+                 "--iterations": None if iterations == 1 else iterations,
+                 "--proc-at": proc_at, "--proc-every": proc_every, "--proc-max": proc_max}
         _compare_saved(results_dirs, era, json_out, output_dir, [k for k, v in given.items() if v is not None], ftrace)
         return
     loaded, exp_run = _experiment_run(experiment, run_name)
@@ -513,7 +582,8 @@ def compare(
         for n in names
     ]
     seed_value = seed if seed is not None else (loaded.experiment.seed if loaded is not None else 1)
-    specs = [resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check) for k in ks]
+    proc = _proc_options(proc_at, proc_every, proc_max, output_dir, json_out)
+    specs = [proc.apply(resolve_spec(m, k, params, seed=seed_value, scale=frac, check=check)) for k in ks]
     from mmtwin import iterations as its_mod
 
     _output_dir(output_dir)
@@ -521,6 +591,7 @@ def compare(
     its = its_mod.run_iterations(specs, its_mod.check_iterations(iterations), _jobs(jobs), label="compare")
     results = [its_mod.report_result(it, params.kind) for it in its]
     wall = time.perf_counter() - started
+    _note_missed(proc, [it.first for it in its])
     if json_out:
         extra = {} if iterations == 1 else {"iterations": [
             {"kernel": n, "identical": it.identical, "runs": its_mod.iterations_json(it, s)} for n, s, it in zip(names, specs, its)]}
@@ -659,6 +730,9 @@ def reproduce(
         None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
     ),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
+    proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
+    proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
 
@@ -679,6 +753,7 @@ def reproduce(
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
     plot = _plot_dir(plot)
+    proc = _proc_options(proc_at, proc_every, proc_max, output_dir, None)
     _output_dir(output_dir)
     captured: list[Any] = []
     started = time.perf_counter()
@@ -691,7 +766,7 @@ def reproduce(
         if output_dir is not None:
             from mmtwin.results import capture_engine_runs
 
-            with capture_engine_runs() as seen:
+            with capture_engine_runs(proc.apply) as seen:
                 outcome = r.run(options)
             captured += seen
         else:
@@ -705,6 +780,7 @@ def reproduce(
     if output_dir is not None:
         from mmtwin import results as saved
 
+        _note_missed(proc, [res for _, res in captured])
         runs = saved.make_runs([(sp["kernel"]["name"], sp, [sp["seed"]], [res]) for sp, res in captured])
         repros = [{"name": r.name, "held": o.held, "text": o.text, "data": o.data} for r, o in zip(chosen, outcomes)]
         _err(f"wrote {saved.write_tree(output_dir, 'reproduce', runs, reproductions=repros)}")
@@ -727,10 +803,36 @@ def report(
         help="Also write DIR/index.html: a self-contained HTML report (tables and PNG plots embedded as data: URIs; "
         "the PNGs are written beside it).",
     ),
+    proc: Optional[str] = typer.Option(
+        None, "--proc", metavar="FILE",
+        help="Print /proc/FILE of each saved run instead of the report: vmstat, zoneinfo, buddyinfo, pagetypeinfo "
+        "or numastat (every node's, as MMTests' numa-numastat monitor logs them), in the kernel's format of its era.",
+    ),
+    at: Optional[str] = typer.Option(
+        None, "--at", metavar="WHEN",
+        help="With --proc: start, end (the default), or a simulated time a snapshot was taken at (--proc-at, "
+        "--proc-every), e.g. 10s or 500ms.",
+    ),
 ) -> None:
     """Print the MMTests text of saved results (what the command that wrote them printed); --html adds a report page."""
     from mmtwin import results as saved
 
+    if at is not None and proc is None:
+        raise MmtwinError("--at: needs --proc FILE")
+    if proc is not None:
+        from mmtwin.reports.procfs import FILES
+
+        if proc not in FILES:
+            raise MmtwinError(f"--proc: {proc!r} is not allowed; one of {', '.join(FILES)}")
+        if html_dir is not None:
+            raise MmtwinError("--proc: not allowed with --html; print a /proc file or write the HTML report")
+        trees = [saved.load(d, "RESULTS") for d in results_dirs]
+        texts = [saved.proc_text(t, proc, at or "end") for t in trees]
+        for t, text in zip(trees, texts):
+            if len(trees) > 1:
+                _out(f"==> {t.path} <==")
+            sys.stdout.write(text)
+        return
     out = None
     if html_dir is not None:
         from mmtwin.reports.html import check_html_dir

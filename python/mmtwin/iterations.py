@@ -137,7 +137,11 @@ def vmstat_figures(result: Mapping[str, Any]) -> dict[str, int | None]:
 
     out: dict[str, int | None] = {}
     for col in VMSTAT_COLUMNS:
-        if col in _ZONE_SUMMED:
+        if col == "allocstall" and col not in end:
+            # 4.11 counts direct reclaim entries per zone (allocstall_<zone>).
+            names = [n for n in end if n.startswith("allocstall_")]
+            out[col] = sum(delta(n) for n in names) if names else None
+        elif col in _ZONE_SUMMED:
             names = [n for n in end if n.startswith(col + "_")]
             out[col] = sum(delta(n) for n in names) if names else None
         else:

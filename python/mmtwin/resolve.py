@@ -458,6 +458,7 @@ def resolve_spec(
     check: bool = False,
     sample_ms: int = SAMPLE_MS,
     trace: dict[str, Any] | None = None,
+    snapshots: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The engine specification (a JSON-ready dict) for one run; every key of docs/engine-api.md present."""
     frac = parse_scale(scale)
@@ -470,7 +471,7 @@ def resolve_spec(
             f"machine {machine.name}: {total} pages at scale {float(frac):g} is more than the engine's {MAX_PAGES} "
             f"(its state is about 28 bytes a page); use a smaller --scale"
         )
-    return {
+    spec = {
         "machine": mspec,
         "kernel": kernel_spec(kernel, machine.page_size),
         "workload": workload_spec(machine, workload, frac),
@@ -479,3 +480,11 @@ def resolve_spec(
         "sample_ms": sample_ms,
         "trace": trace,
     }
+    # /proc snapshots: always at the start and the end (tests-sysstate's /proc files); more with
+    # --proc-at / --proc-every (mmtwin.reports.procfs.snapshots_spec checks them).
+    if snapshots is None:
+        from mmtwin.reports.procfs import snapshots_spec
+
+        snapshots = snapshots_spec(spec)
+    spec["snapshots"] = snapshots
+    return spec

@@ -9,7 +9,10 @@
     DIR/work/log/<RUN>/iter-<i>/tests-timestamp     as run-mmtests.sh writes them
     DIR/work/log/<RUN>/iter-<i>/tests-sysstate
     DIR/work/log/<RUN>/iter-<i>/<test>/logs/...     the benchmark's own log
+    DIR/mmtwin/<RUN>/iter-<i>/<test>/snapshots.json the /proc snapshots (engine numbers)
+    DIR/mmtwin/<RUN>/iter-<i>/<test>/proc/<when>/   /proc files at the start, the --proc-at times, the end
     DIR/work/log/<RUN>/iter-<i>/proc-vmstat-<test>.gz, vmstat-<test>.gz   monitors
+    DIR/work/log/<RUN>/iter-<i>/proc-buddyinfo-<test>.gz, proc-zoneinfo-<test>.gz, ... (with snapshots)
 
 ``load`` reads a tree back (``mmtwin report``, ``mmtwin compare --results``);
 every problem with a tree is one line naming the file, the field and what is
@@ -26,7 +29,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -38,6 +41,9 @@ from mmtwin.errors import MmtwinError
 SCHEMA = "mmtwin-results"
 SCHEMA_VERSION = 1
 SUMMARY = "mmtwin-results.json"
+# Beside each run's result.json when the engine recorded /proc snapshots (not listed in the summary:
+# a tree without it is read as before).
+SNAPSHOTS = "snapshots.json"
 # The simulated wall clock at the start of a workload, in seconds since the epoch.
 # MMTests' monitors carry `date +%s` stamps and treat 0 as "no stamp yet", so the
 # simulated clock needs some non-zero origin; this one (2001-09-09) is plainly synthetic.
@@ -263,12 +269,16 @@ def iteration_runs(kernel: str, spec: Mapping[str, Any], seeds: Sequence[int], r
 
 
 @contextlib.contextmanager
-def capture_engine_runs() -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]:
+def capture_engine_runs(
+    transform: Optional[Callable[[dict[str, Any]], dict[str, Any]]] = None,
+) -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]]]:
     """Record every (spec, result) that ``mmtwin.engine.run_many`` returns inside the block.
 
     ``mmtwin reproduce --output-dir`` uses it: the reproductions call
-    ``engine.run_many`` and keep their results to themselves. Nothing is
-    changed: the wrapper passes its arguments through and returns what it got.
+    ``engine.run_many`` and keep their results to themselves. The wrapper
+    passes its arguments through and returns what it got, except that
+    ``transform`` (reproduce's --proc-at, --proc-every) may rewrite each spec's
+    ``snapshots`` table first, which changes nothing else in a result.
     """
     from mmtwin import engine
 
@@ -276,6 +286,8 @@ def capture_engine_runs() -> Iterator[list[tuple[dict[str, Any], dict[str, Any]]
     seen: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     def recording(specs: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
+        if transform is not None:
+            specs = [transform(s) for s in specs]
         out = original(specs, *args, **kwargs)
         seen.extend(zip(specs, out))
         return out
@@ -350,7 +362,13 @@ def _mem_total_kb(spec: Mapping[str, Any]) -> int:
     return pages * int(m["page_size"]) // 1024
 
 
-def _proc_block(vmstat: Mapping[str, Any]) -> str:
+def _proc_block(vmstat: Mapping[str, Any], run: Optional[Run] = None, snap: Optional[Mapping[str, Any]] = None) -> str:
+    """/proc/vmstat: with the run, the era's complete list (reports/procfs.py); else the engine's rows."""
+    if run is not None:
+        from mmtwin.reports.procfs import vmstat_text
+
+        zones = (snap or {}).get("zones") or run.result.get("zones", [])
+        return vmstat_text(_proc_machine(run).era, vmstat, (z["zone"] for z in zones), (snap or {}).get("zones") or ())
     from mmtwin.reports.vmstat import proc_vmstat
 
     return proc_vmstat({"vmstat": vmstat})
@@ -360,9 +378,34 @@ def _end(run: Run, start: int) -> int:
     return start + int(float(run.result["times"]["elapsed_s"]))
 
 
+def _snapshots(run: Run) -> list[dict[str, Any]]:
+    return list(run.result.get("snapshots") or [])
+
+
+def _snapshot(run: Run, kind: str) -> Optional[dict[str, Any]]:
+    return next((s for s in _snapshots(run) if s.get("kind") == kind), None)
+
+
+def _proc_machine(run: Run) -> Any:
+    from mmtwin.reports.procfs import Machine
+
+    return Machine.of(run.spec, run.result)
+
+
+def _proc_file(run: Run, name: str, snap: Mapping[str, Any]) -> str:
+    from mmtwin.reports.procfs import render
+
+    return render(name, snap, _proc_machine(run))
+
+
+def _epoch(start: int, snap: Mapping[str, Any]) -> int:
+    """`date +%s` when the snapshot was taken: the test's start plus whole simulated seconds."""
+    return start + int(snap["t_ns"]) // 1_000_000_000
+
+
 def _zoneinfo(run: Run, free: Sequence[int]) -> str:
-    """/proc/zoneinfo as far as the engine knows it: per zone the free pages, watermarks, present
-    pages and protection (lowmem_reserve), in the 3.0 layout; no per-zone counters."""
+    """/proc/zoneinfo of a result without snapshots (an older tree, a fake engine): per zone the free
+    pages, watermarks, present pages and protection (lowmem_reserve), in the 3.0 layout."""
     lines = []
     for z, f in zip(run.result.get("zones", []), free):
         lines += [
@@ -392,13 +435,16 @@ def _sysstate(run: Run, start: int) -> str:
     def meminfo(vmstat: Mapping[str, Any]) -> str:
         return f"MemTotal:       {_mem_total_kb(run.spec):8d} kB\nMemFree:        {int(vmstat.get('nr_free_pages', 0)) * page_kb:8d} kB\n"
 
+    s0, s1 = _snapshot(run, "start"), _snapshot(run, "end")
+    zoneinfo_start = _proc_file(run, "zoneinfo", s0) if s0 else _zoneinfo(run, free_start)
+    zoneinfo_end = _proc_file(run, "zoneinfo", s1) if s1 else _zoneinfo(run, free_end)
     parts = [
         f"test begin :: {test} {start}\n",
-        "file start :: /proc/vmstat\n", _proc_block(r.get("vmstat_start") or {}),
-        "file start :: /proc/zoneinfo\n", _zoneinfo(run, free_start),
+        "file start :: /proc/vmstat\n", _proc_block(r.get("vmstat_start") or {}, run, s0),
+        "file start :: /proc/zoneinfo\n", zoneinfo_start,
         "file start :: /proc/meminfo\n", meminfo(r.get("vmstat_start") or {}),
-        "file end :: /proc/vmstat\n", _proc_block(r["vmstat"]),
-        "file end :: /proc/zoneinfo\n", _zoneinfo(run, free_end),
+        "file end :: /proc/vmstat\n", _proc_block(r["vmstat"], run, s1),
+        "file end :: /proc/zoneinfo\n", zoneinfo_end,
         "file end :: /proc/meminfo\n", meminfo(r["vmstat"]),
         f"test end :: {test} {end} 0\n",
         _time_line(test, r["times"]) + "\n",
@@ -411,11 +457,50 @@ def _timestamp(run: Run, start: int) -> str:
             + _time_line(run.test, run.result["times"]) + "\n")
 
 
+def _monitor_snapshots(run: Run) -> list[dict[str, Any]]:
+    """What the /proc monitors sample: the start, every periodic snapshot, the end (not --proc-at's)."""
+    return [s for s in _snapshots(run) if s.get("kind") in ("start", "periodic", "end")]
+
+
 def _proc_vmstat_monitor(run: Run, start: int) -> str:
-    """proc-vmstat-<test>: ``time: <epoch>`` then /proc/vmstat, at the start and at the end of the test
-    (the engine samples no counter in between; docs/results.md)."""
+    """proc-vmstat-<test>: ``time: <epoch>`` then /proc/vmstat, at the start, every --proc-every and at
+    the end of the test; without snapshots (an older result) at the start and the end only."""
     r = run.result
+    snaps = _monitor_snapshots(run)
+    if snaps:
+        return "".join(f"time: {_epoch(start, s)}\n" + _proc_file(run, "vmstat", s) for s in snaps)
     return f"time: {start}\n" + _proc_block(r.get("vmstat_start") or {}) + f"time: {_end(run, start)}\n" + _proc_block(r["vmstat"])
+
+
+# MMTests monitor name -> the /proc file it cats (monitors/watch-<name>.sh).
+PROC_MONITORS = {"proc-buddyinfo": "buddyinfo", "proc-zoneinfo": "zoneinfo", "proc-pagetypeinfo": "pagetypeinfo",
+                 "numa-numastat": "numastat"}
+
+
+def _proc_monitor(run: Run, start: int, name: str) -> str:
+    """A watch-<monitor>.sh log: ``time: <epoch>`` then the file, at every sample."""
+    return "".join(f"time: {_epoch(start, s)}\n" + _proc_file(run, name, s) for s in _monitor_snapshots(run))
+
+
+def proc_dirs(run: Run) -> list[tuple[str, dict[str, Any]]]:
+    """(directory name, snapshot) of the snapshots written as /proc files: start, each --proc-at time, end."""
+    from mmtwin.reports.procfs import snapshot_label
+
+    return [(snapshot_label(s), s) for s in _snapshots(run) if s.get("kind") in ("start", "at", "end")]
+
+
+def _write_proc_files(own: Path, run: Run) -> None:
+    from mmtwin.reports.procfs import files_of, numastat_node_text
+
+    machine = _proc_machine(run)
+    for label, snap in proc_dirs(run):
+        d = own / "proc" / label
+        for name in files_of(machine.era):
+            if name == "numastat":
+                for node in sorted({int(z["node"]) for z in snap.get("zones") or []}):
+                    _write(d / f"node{node}" / "numastat", numastat_node_text(snap, node))
+            else:
+                _write(d / name, _proc_file(run, name, snap))
 
 
 _VMSTAT_HEAD = (
@@ -574,11 +659,15 @@ def write_tree(
         logs: dict[Path, list[str]] = {}
         for run in runs:
             paths = _iteration_paths(run)
-            stored = {k: v for k, v in run.result.items() if k not in ("perf", "timeline")}
+            stored = {k: v for k, v in run.result.items() if k not in ("perf", "timeline", "snapshots")}
             # The engine's key order is kept: /proc/vmstat rows come in the era's order.
             _write(root / paths["spec"], _dumps(run.spec, sort_keys=False))
             _write(root / paths["result"], _dumps(stored, sort_keys=False))
             _write(root / paths["timeline"], _timeline_csv(run.result))
+            if "snapshots" in run.result:
+                own = (root / paths["result"]).parent
+                _write(own / SNAPSHOTS, json.dumps(run.result["snapshots"], separators=(",", ":")) + "\n")
+                _write_proc_files(own, run)
             iter_dir = root / "work" / "log" / run.name / f"iter-{run.iteration}"
             start = clocks.get(iter_dir, SIM_EPOCH)
             clocks[iter_dir] = _end(run, start)
@@ -588,6 +677,13 @@ def write_tree(
             logs[iter_dir] = [stamp + _timestamp(run, start), sysstate + _sysstate(run, start)]
             _write(iter_dir / f"proc-vmstat-{run.test}", _proc_vmstat_monitor(run, start), gz=True)
             _write(iter_dir / f"vmstat-{run.test}", _vmstat_monitor(run, start), gz=True)
+            if _monitor_snapshots(run):
+                from mmtwin.reports.procfs import files_of
+
+                have = files_of(_proc_machine(run).era)
+                for monitor, name in PROC_MONITORS.items():
+                    if name in have:
+                        _write(iter_dir / f"{monitor}-{run.test}", _proc_monitor(run, start, name), gz=True)
             key = f"{run.name}\0{run.test}"
             if key not in entries:
                 order.append(key)
@@ -721,6 +817,13 @@ def load(path: Path | str, what: str = "RESULTS") -> Saved:
             if spec["workload"]["kind"] != entry.test:
                 raise MmtwinError(f"{files['spec']}: workload.kind: {spec['workload']['kind']!r} is not allowed; the summary says {entry.test!r}")
             result["timeline"] = _read_timeline(files["timeline"], result)
+            snaps_path = files["result"].parent / SNAPSHOTS
+            if snaps_path.is_file():
+                snaps = _read_json(snaps_path, "the run's /proc snapshots")
+                if not isinstance(snaps, list) or not all(isinstance(x, dict) and "t_ns" in x and "kind" in x for x in snaps):
+                    raise MmtwinError(f"{snaps_path}: not allowed; expected a JSON list of snapshots with t_ns and kind "
+                                      "(docs/engine-api.md)")
+                result["snapshots"] = snaps
             runs.append(Run(entry.name, entry.kernel, spec, result, it.iteration))
     if not runs and not summary.reproductions:
         raise MmtwinError(f"{summary_path}: runs: empty; a results tree holds at least one run")
@@ -844,6 +947,24 @@ def saved_text(saved: Saved) -> str:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise MmtwinError(f"{saved.path}: a result file lacks what its report needs ({type(exc).__name__}: {exc}); "
                           "was it edited? Rewrite it with --output-dir") from None
+
+
+def proc_text(saved: Saved, name: str, at: str) -> str:
+    """``mmtwin report DIR --proc NAME --at WHEN``: /proc/NAME of every run of the tree at WHEN, each
+    after a ``==> RUN/iter-i/test at WHEN <==`` line when the tree holds more than one run."""
+    from mmtwin.reports.procfs import find_snapshot, snapshot_label
+
+    out = []
+    for run in saved.runs:
+        try:
+            snap = find_snapshot(_snapshots(run), at)
+            text = _proc_file(run, name, snap)
+        except MmtwinError as exc:
+            raise MmtwinError(f"{saved.path}: {run.name}/iter-{run.iteration}/{run.test}: {exc.message}") from None
+        if len(saved.runs) > 1:
+            out.append(f"==> {run.name}/iter-{run.iteration}/{run.test} at {snapshot_label(snap)} <==\n")
+        out.append(text)
+    return "".join(out)
 
 
 def compare_saved(saved: Sequence[Saved], era: Optional[str], ftrace: bool = True) -> tuple[list[Run], str]:

@@ -252,6 +252,13 @@ impl Kernel {
         let mut samples = 0u64;
         let mut full_checks = 0u64;
         let vm_start = self.vmstat_rows();
+        let mut snaps = crate::snapshot::Snapshots::new(spec.snapshots.as_ref());
+        let mut start_snap = None;
+        if snaps.is_some() {
+            start_snap = Some(crate::snapshot::Snapshot::take(self, 0, crate::snapshot::Kind::Start));
+        }
+        let mut next_snap = snaps.as_ref().map_or(u64::MAX, |s| s.next_due());
+        let mut next_timer = next_sample.min(next_snap);
         loop {
             let t_io = self.blk.next_completion();
             let t_task = self.sched.peek_time();
@@ -267,7 +274,16 @@ impl Kernel {
                     }
                 }
             };
-            while t >= next_sample {
+            // Timers: timeline samples and /proc snapshots, in time order.
+            while t >= next_timer {
+                if next_snap <= next_sample {
+                    if let Some(sn) = snaps.as_mut() {
+                        sn.fire(self, next_snap);
+                        next_snap = sn.next_due();
+                    }
+                    next_timer = next_sample.min(next_snap);
+                    continue;
+                }
                 tl.sample(self, next_sample);
                 self.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at t={}ns: {e}", next_sample)))?;
                 if spec.check && samples.is_power_of_two() {
@@ -280,6 +296,7 @@ impl Kernel {
                     tl.thin();
                     next_sample = next_sample.max(t);
                 }
+                next_timer = next_sample.min(next_snap);
             }
             if t > MAX_SIM_NS {
                 return Err(SpecError::new("engine", "the run did not finish within one simulated day; stopped"));
@@ -312,13 +329,26 @@ impl Kernel {
         }
         let end = self.wl.end_ns(self);
         tl.sample(self, end.max(self.now));
+        let snapshots = snaps.map(|mut sn| {
+            if let Some(s0) = start_snap.take() {
+                sn.taken.insert(0, s0);
+            }
+            // Timers due between the last event and the end: nothing changed since that event.
+            let end_t = end.max(self.now);
+            while sn.next_due() <= end_t {
+                let due = sn.next_due();
+                sn.fire(self, due);
+            }
+            sn.taken.push(crate::snapshot::Snapshot::take(self, end_t, crate::snapshot::Kind::End));
+            sn.into_json(self)
+        });
         self.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at the end: {e}")))?;
         if spec.check {
             self.check_full().map_err(|e| SpecError::new("engine", format!("invariant broken at the end: {e}")))?;
             full_checks += 1;
         }
         let lines = self.trace.finish()?;
-        Ok(RunOut { vm_start, end, tl, full_checks, trace_lines: lines })
+        Ok(RunOut { vm_start, end, tl, full_checks, trace_lines: lines, snapshots })
     }
 
     /// Sum of every zone's zone_stat_item, NR_FREE_PAGES and the NUMA
@@ -365,6 +395,8 @@ pub struct RunOut {
     pub tl: Timeline,
     pub full_checks: u64,
     pub trace_lines: u64,
+    /// The /proc snapshots (snapshot.rs), when the spec asked for them.
+    pub snapshots: Option<Value>,
 }
 
 /// Sampled state over time, thinned to at most `cap` samples (every other
@@ -523,6 +555,9 @@ impl Kernel {
         });
         if let (Value::Object(map), Some(th)) = (&mut result, self.wl.threads_json(self)) {
             map.insert("threads".into(), th);
+        }
+        if let (Value::Object(map), Some(sn)) = (&mut result, out.snapshots) {
+            map.insert("snapshots".into(), sn);
         }
         let _ = WorkloadSpec::kind;
         result

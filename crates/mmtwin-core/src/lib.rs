@@ -19,6 +19,7 @@ pub mod page_alloc;
 pub mod page_writeback;
 pub mod sched;
 pub mod slab;
+pub mod snapshot;
 pub mod spec;
 pub mod swap;
 pub mod swapfile;

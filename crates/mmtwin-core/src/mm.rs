@@ -105,6 +105,8 @@ pub struct Zone {
     pub zt: usize,
     pub start_pfn: u32,
     pub present: u64,
+    /// Pages reserved at boot in this zone (present less managed, 4.11's managed_pages).
+    pub reserved: u64,
     /// Pages in the buddy free lists (zone->free_pages / NR_FREE_PAGES).
     pub free_pages: i64,
     pub free_area: Vec<[ListHead; NR_MT]>,
@@ -293,6 +295,7 @@ impl Mm {
                     zt,
                     start_pfn: pfn as u32,
                     present: zs.present_pages,
+                    reserved: 0,
                     free_pages: 0,
                     free_area: vec![[ListHead::default(); NR_MT]; max_order],
                     nr_free: vec![0; max_order],
@@ -494,6 +497,7 @@ impl Mm {
                 let end = start + self.zones[zi].present;
                 let res = reserved_left.min(self.zones[zi].present);
                 reserved_left -= res;
+                self.zones[zi].reserved = res;
                 for p in end - res..end {
                     self.pages.flags[p as usize] = PG_RESERVED;
                 }

@@ -15,7 +15,7 @@ use crate::sched::Next;
 use crate::spec::{Era, Zlc};
 use crate::trace::{TraceRec, Tp};
 use crate::vmscan::DirectReclaim;
-use crate::vmstat::Ev;
+use crate::vmstat::{Ev, Zev};
 
 /// The outcome of an allocation attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,6 +281,7 @@ impl Kernel {
                         return AllocRes::Fail;
                     }
                     self.mm.vm.inc(Ev::Allocstall);
+                    self.mm.vm.zadd(Zev::Allocstall, zl_idx % NR_ZONE_TYPES, 1);
                     if self.trace.on(Tp::MmVmscanDirectReclaimBegin) {
                         let rec = TraceRec::DirectReclaimBegin { order: order as u32, may_writepage: true, gfp_flags: g, classzone_idx: 0 };
                         self.emit(ctx, &rec);

@@ -56,6 +56,39 @@ pub struct Spec {
     pub sample_ms: u64,
     #[serde(default)]
     pub trace: Option<TraceSpec>,
+    /// /proc snapshots (snapshot.rs); absent = none, not even at the start and the end.
+    #[serde(default)]
+    pub snapshots: Option<SnapshotSpec>,
+}
+
+/// The most `snapshots.at_ms` entries.
+pub const MAX_SNAPSHOTS_AT: usize = 1024;
+/// The most periodic snapshots kept (`snapshots.max_periodic`).
+pub const MAX_PERIODIC: u32 = 4096;
+/// Memory all snapshots of a run may take: (at + max_periodic + 2) x snapshot_bytes.
+pub const SNAPSHOT_BUDGET: u64 = 256 << 20;
+/// The latest simulated time a snapshot may be asked for (one simulated day, kernel::MAX_SIM_NS).
+pub const MAX_SNAPSHOT_MS: u64 = 86_400_000;
+
+/// When to record the state /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,
+/// /proc/pagetypeinfo and the nodes' numastat read. With this table present
+/// the engine always records one at the start and one at the end of the run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotSpec {
+    /// Simulated times (ms), strictly increasing; a time after the run ended gives no snapshot.
+    #[serde(default)]
+    pub at_ms: Vec<u64>,
+    /// A snapshot every this many simulated ms (the monitors' MONITOR_UPDATE_FREQUENCY), or none.
+    #[serde(default)]
+    pub every_ms: Option<u64>,
+    /// The most periodic snapshots kept: when full, every other one is dropped and the period doubles.
+    #[serde(default = "default_max_periodic")]
+    pub max_periodic: u32,
+}
+
+fn default_max_periodic() -> u32 {
+    256
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -807,6 +840,61 @@ impl Spec {
         }
         if self.sample_ms == 0 || self.sample_ms > 3_600_000 {
             return Err(SpecError::new("sample_ms", format!("{} is not allowed; 1 to 3600000 simulated ms", self.sample_ms)));
+        }
+        self.validate_snapshots()
+    }
+
+    /// Upper bound of one snapshot's memory (docs/engine-api.md, "Snapshots"):
+    /// 8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + cpus)) bytes.
+    pub fn snapshot_bytes(&self) -> u64 {
+        let m = &self.machine;
+        let zones = m.nodes.iter().map(|n| n.zones.iter().filter(|z| z.present_pages > 0).count() as u64).sum::<u64>();
+        let cpus = self.total_cpus() as u64;
+        let per_zone = 4 * m.max_order as u64 + 64 + cpus;
+        8 * (crate::vmstat::NR_EV as u64 + 6 * crate::vmstat::NR_ZEV as u64 + 64 + zones * per_zone)
+    }
+
+    fn validate_snapshots(&self) -> Result<(), SpecError> {
+        let Some(sn) = &self.snapshots else { return Ok(()) };
+        if sn.at_ms.len() > MAX_SNAPSHOTS_AT {
+            return Err(SpecError::new("snapshots.at_ms", format!("{} times is not allowed; at most {MAX_SNAPSHOTS_AT}", sn.at_ms.len())));
+        }
+        for (i, &t) in sn.at_ms.iter().enumerate() {
+            if t > MAX_SNAPSHOT_MS {
+                return Err(SpecError::new(format!("snapshots.at_ms[{i}]"), format!("{t} is not allowed; 0 to {MAX_SNAPSHOT_MS} simulated ms")));
+            }
+            if i > 0 && t <= sn.at_ms[i - 1] {
+                return Err(SpecError::new(
+                    format!("snapshots.at_ms[{i}]"),
+                    format!("{t} is not after {}; the times must be strictly increasing", sn.at_ms[i - 1]),
+                ));
+            }
+        }
+        if let Some(e) = sn.every_ms {
+            if e == 0 || e > MAX_SNAPSHOT_MS {
+                return Err(SpecError::new("snapshots.every_ms", format!("{e} is not allowed; 1 to {MAX_SNAPSHOT_MS} simulated ms, or null")));
+            }
+        }
+        if sn.max_periodic == 0 || sn.max_periodic > MAX_PERIODIC {
+            return Err(SpecError::new("snapshots.max_periodic", format!("{} is not allowed; 1 to {MAX_PERIODIC}", sn.max_periodic)));
+        }
+        let each = self.snapshot_bytes();
+        let periodic = if sn.every_ms.is_some() { sn.max_periodic as u64 } else { 0 };
+        let count = sn.at_ms.len() as u64 + periodic + 2;
+        if count * each > SNAPSHOT_BUDGET {
+            let room = (SNAPSHOT_BUDGET / each).saturating_sub(2);
+            let (field, value, allowed) = if periodic > 0 {
+                ("snapshots.max_periodic", periodic, room.saturating_sub(sn.at_ms.len() as u64))
+            } else {
+                ("snapshots.at_ms", sn.at_ms.len() as u64, room)
+            };
+            return Err(SpecError::new(
+                field,
+                format!(
+                    "{value} is too many on this machine; at most {allowed} (a snapshot takes up to {each} bytes, {} MiB for all of a run's)",
+                    SNAPSHOT_BUDGET >> 20
+                ),
+            ));
         }
         Ok(())
     }

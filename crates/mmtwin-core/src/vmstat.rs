@@ -50,6 +50,10 @@ pub enum Zev {
     PgstealDirect,
     PgscanKswapd,
     PgscanDirect,
+    /// 4.11's allocstall_<zone>: direct reclaim entered, by the request's
+    /// highest usable zone (gfp_zone, sc->reclaim_idx). Earlier eras print
+    /// the global Ev::Allocstall only.
+    Allocstall,
     Count,
 }
 pub const NR_ZEV: usize = Zev::Count as usize;
@@ -93,6 +97,44 @@ pub enum Zs {
     Count,
 }
 pub const NR_ZS: usize = Zs::Count as usize;
+
+/// The name of each zone_stat_item (index = Zs), as 3.0's vmstat_text
+/// spells it; NrVmscanImmediate under 4.11's name. /proc snapshots carry
+/// every zone's counters under these names (docs/results.md).
+pub const ZS_NAMES: [&str; NR_ZS] = [
+    "nr_free_pages",
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "nr_unevictable",
+    "nr_mlock",
+    "nr_anon_pages",
+    "nr_mapped",
+    "nr_file_pages",
+    "nr_dirty",
+    "nr_writeback",
+    "nr_slab_reclaimable",
+    "nr_slab_unreclaimable",
+    "nr_page_table_pages",
+    "nr_kernel_stack",
+    "nr_unstable",
+    "nr_bounce",
+    "nr_vmscan_write",
+    "nr_vmscan_immediate_reclaim",
+    "nr_writeback_temp",
+    "nr_isolated_anon",
+    "nr_isolated_file",
+    "nr_shmem",
+    "nr_dirtied",
+    "nr_written",
+    "numa_hit",
+    "numa_miss",
+    "numa_foreign",
+    "numa_interleave",
+    "numa_local",
+    "numa_other",
+];
 
 /// LRU list index (enum lru_list): the Zs item of each list is NrInactiveAnon + lru.
 pub const LRU_INACTIVE_ANON: usize = 0;
@@ -257,7 +299,6 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
                 ("nr_zone_inactive_file", Zs::NrInactiveFile),
                 ("nr_zone_active_file", Zs::NrActiveFile),
                 ("nr_zone_unevictable", Zs::NrUnevictable),
-                ("nr_zone_write_pending", Zs::NrFileDirty),
                 ("nr_mlock", Zs::NrMlock),
                 ("nr_slab_reclaimable", Zs::NrSlabReclaimable),
                 ("nr_slab_unreclaimable", Zs::NrSlabUnreclaimable),
@@ -277,13 +318,13 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
                 ("nr_unevictable", Zs::NrUnevictable),
                 ("nr_isolated_anon", Zs::NrIsolatedAnon),
                 ("nr_isolated_file", Zs::NrIsolatedFile),
+                ("nr_anon_pages", Zs::NrAnonPages),
                 ("nr_mapped", Zs::NrFileMapped),
                 ("nr_file_pages", Zs::NrFilePages),
                 ("nr_dirty", Zs::NrFileDirty),
                 ("nr_writeback", Zs::NrWriteback),
                 ("nr_writeback_temp", Zs::NrWritebackTemp),
                 ("nr_shmem", Zs::NrShmem),
-                ("nr_anon_pages", Zs::NrAnonPages),
                 ("nr_unstable", Zs::NrUnstableNfs),
                 ("nr_vmscan_write", Zs::NrVmscanWrite),
                 ("nr_vmscan_immediate_reclaim", Zs::NrVmscanImmediate),
@@ -291,6 +332,10 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
                 ("nr_written", Zs::NrWritten),
             ] {
                 p(name, zs(item));
+                if name == "nr_zone_unevictable" {
+                    // NR_ZONE_WRITE_PENDING: dirty, writeback and unstable pages.
+                    p("nr_zone_write_pending", zs(Zs::NrFileDirty) + zs(Zs::NrWriteback) + zs(Zs::NrUnstableNfs));
+                }
             }
             p("nr_dirty_threshold", g.dirty_thresh);
             p("nr_dirty_background_threshold", g.bg_thresh);
@@ -301,6 +346,9 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
     p("pswpin", v.get(Ev::Pswpin));
     p("pswpout", v.get(Ev::Pswpout));
     push_zones(&mut out, "pgalloc", era, present, |zt| v.zget(Zev::Pgalloc, zt));
+    if era == Era::V411 {
+        push_zones(&mut out, "allocstall", era, present, |zt| v.zget(Zev::Allocstall, zt));
+    }
     let mut p = |name: &str, val: u64| out.push((name.to_string(), val));
     p("pgfree", v.get(Ev::Pgfree));
     p("pgactivate", v.get(Ev::Pgactivate));
@@ -322,7 +370,6 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
             p("kswapd_high_wmark_hit_quickly", v.get(Ev::KswapdHighWmarkHitQuickly));
             p("pageoutrun", v.get(Ev::Pageoutrun));
             p("pgrotated", v.get(Ev::Pgrotated));
-            p("allocstall", v.get(Ev::Allocstall));
         }
         _ => {
             push_zones(&mut out, "pgrefill", era, present, |zt| v.zget(Zev::Pgrefill, zt));
@@ -379,5 +426,24 @@ mod tests {
         assert!(pos("pgscan_direct_normal") < pos("zone_reclaim_failed"));
         assert!(pos("pgalloc_movable") < pos("pgfree"));
         assert!(get("pgalloc_high").is_none(), "no highmem on x86-64");
+    }
+
+    #[test]
+    fn four_11_counts_allocstall_per_zone_and_write_pending_as_dirty_plus_writeback() {
+        let mut v = VmStat::default();
+        v.zadd(Zev::Allocstall, 4, 3);
+        v.add(Ev::Allocstall, 3);
+        let mut zs = [0i64; NR_ZS];
+        zs[Zs::NrFileDirty as usize] = 5;
+        zs[Zs::NrWriteback as usize] = 2;
+        let rows = rows(Era::V411, &v, &Gauges { zs: &zs, dirty_thresh: 0, bg_thresh: 0, vmscan_invalidate: false }, &[true, true, true, false, true]);
+        let get = |n: &str| rows.iter().find(|(k, _)| k == n).map(|r| r.1);
+        assert_eq!(get("allocstall_movable"), Some(3));
+        assert_eq!(get("allocstall_normal"), Some(0));
+        assert_eq!(get("allocstall"), None, "4.11 has no global allocstall row");
+        assert_eq!(get("nr_zone_write_pending"), Some(7));
+        let pos = |n: &str| rows.iter().position(|(k, _)| k == n).unwrap();
+        assert!(pos("nr_zone_unevictable") + 1 == pos("nr_zone_write_pending"));
+        assert!(pos("pgalloc_movable") + 1 == pos("allocstall_dma"));
     }
 }
