@@ -387,6 +387,7 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
     m = config.load_machine("bad")
     assert m.storage is not None and m.storage.devices[0].chunk_kib == 64  # md's default, unused for one disk
+    assert m.storage.devices[0].elevator == "noop"  # arrival order unless the preset says deadline
     assert m.storage.fs.kind == "ext4" and m.storage.swap is None
     assert m.cost.syscall_ns == 300 and m.cost.writepage_ns == 1500  # v2 costs default to the engine's
 
@@ -406,7 +407,8 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected >= 4 KiB"),
         ("disks = 1", "disks = 2\nchunk_kib = 48", "storage.devices[0].chunk_kib: 48 is not allowed; expected a power of two"),
         ("disks = 1", "disks = 1\nrpm = 7200",
-         "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib"),
+         "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib, elevator"),
+        ("disks = 1", 'disks = 1\nelevator = "cfq"', "storage.devices[0].elevator: 'cfq' is not allowed; expected 'noop' or 'deadline'"),
         ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",
          "storage.swap.size_mib: 20000 MiB is a swap area larger than its device sda (10000 MiB = 1 x 10000 MiB)"),

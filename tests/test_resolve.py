@@ -258,7 +258,7 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
                  "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500},
         "storage": {
             "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 8000,
-                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940}],
+                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "noop"}],
             "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
             "swap": None,
         },

@@ -233,6 +233,10 @@ class StorageDevice(StrictModel):
     nr_requests: int
     max_sectors_kib: int
     size_mib: int
+    # The member disks' I/O scheduler: "noop" serves reads and writes in
+    # arrival order; "deadline" serves reads first, in batches, with writes
+    # let through after two read batches (block.rs, docs/config-schema.md).
+    elevator: Literal["noop", "deadline"] = "noop"
 
     @field_validator("name")
     @classmethod

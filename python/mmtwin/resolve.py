@@ -405,6 +405,7 @@ def storage_spec(machine: Machine) -> dict[str, Any] | None:
                 "nr_requests": d.nr_requests,
                 "max_sectors_kib": d.max_sectors_kib,
                 "size_mib": d.size_mib,
+                "elevator": d.elevator,
             }
             for d in st.devices
         ],

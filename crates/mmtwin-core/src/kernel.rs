@@ -127,6 +127,10 @@ impl Kernel {
                         max_sectors_kib: d.max_sectors_kib,
                         // The spec gives each disk's size; the md device holds them all.
                         size_mib: d.size_mib * d.disks as u64,
+                        elevator: match d.elevator {
+                            crate::spec::ElevatorJson::Noop => crate::block::Elevator::Noop,
+                            crate::spec::ElevatorJson::Deadline => crate::block::Elevator::Deadline,
+                        },
                     })
                     .collect()
             })

@@ -150,9 +150,21 @@ pub struct DeviceSpecJson {
     pub nr_requests: u32,
     pub max_sectors_kib: u32,
     pub size_mib: u64,
+    /// The disks' I/O scheduler: "noop" (default) or "deadline".
+    #[serde(default)]
+    pub elevator: ElevatorJson,
 }
 fn default_chunk() -> u32 {
     64
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub enum ElevatorJson {
+    #[default]
+    #[serde(rename = "noop")]
+    Noop,
+    #[serde(rename = "deadline")]
+    Deadline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
