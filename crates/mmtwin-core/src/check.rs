@@ -302,6 +302,44 @@ impl Kernel {
         if let Some(p) = seen.iter().position(|&s| !s) {
             return Err(format!("pfn {p} is on no list and owned by nobody (flags {:#x})", self.mm.pages.flags[p]));
         }
+        self.check_dirty_inodes()
+    }
+
+    /// Every inode with dirty pages is where the flusher will find it: on
+    /// exactly one of its bdi's b_dirty, b_io and b_more_io lists, with its
+    /// writeback cursor (dirty_lo) at or before its first dirty page.
+    fn check_dirty_inodes(&self) -> Result<(), String> {
+        let n = self.fs.inodes.len();
+        let mut listed = vec![0u32; n];
+        for b in &self.bdi {
+            for &ino in b.b_dirty.iter().chain(b.b_io.iter()).chain(b.b_more_io.iter()) {
+                listed[ino as usize] += 1;
+            }
+        }
+        let mut first_dirty = vec![u64::MAX; n];
+        for p in 0..self.mm.pages.flags.len() {
+            let f = self.mm.pages.flags[p];
+            if f & PG_DIRTY != 0 && f & PG_FILE != 0 {
+                let ino = self.mm.pages.owner[p] as usize;
+                if ino < n {
+                    first_dirty[ino] = first_dirty[ino].min(self.mm.pages.index[p] as u64);
+                }
+            }
+        }
+        for (ino, i) in self.fs.inodes.iter().enumerate() {
+            if i.nrdirty == 0 {
+                continue;
+            }
+            if !i.on_dirty_list || listed[ino] == 0 {
+                return Err(format!(
+                    "inode {ino} has {} dirty pages but is on no writeback list (on_dirty_list {}, listed {} times)",
+                    i.nrdirty, i.on_dirty_list, listed[ino]
+                ));
+            }
+            if i.dirty_lo > first_dirty[ino] {
+                return Err(format!("inode {ino}: writeback cursor {} is past its first dirty page {}", i.dirty_lo, first_dirty[ino]));
+            }
+        }
         Ok(())
     }
 }

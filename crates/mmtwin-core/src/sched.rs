@@ -17,6 +17,17 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+
+/// The longest stretch of CPU time a task's step may run through before it
+/// yields (Next::Run) at the next point where the kernel would call
+/// cond_resched(): between faults, between reclaim's priority iterations.
+/// A step is atomic to everyone else, so a step of hundreds of
+/// milliseconds hides the flusher's writes and I/O completions that happen
+/// meanwhile on the other CPUs. 1 ms is of the order of CFS's minimum
+/// granularity in 3.0 (0.75 ms scaled by 1 + log2(CPUs)); a task with the
+/// CPU to itself just runs its next step at once.
+pub const STEP_QUANTUM_NS: u64 = 1_000_000;
+
 pub type Pid = u32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -667,6 +667,11 @@ impl Kernel {
             if let Some(next) = self.end_of_iteration_wait(ctx, &zones, sc.nr_scanned, prio) {
                 return Err(next);
             }
+            // cond_resched() with others waiting: the next iteration comes
+            // in a new step (sched.rs, STEP_QUANTUM_NS).
+            if ctx.sys + ctx.user >= crate::sched::STEP_QUANTUM_NS {
+                return Err(Next::Run);
+            }
         }
         if dr.nr_reclaimed > 0 {
             return Ok(dr.nr_reclaimed);

@@ -152,10 +152,12 @@ fn zlcreconsider_clears_the_cache_after_direct_reclaim() {
     // Cleared zones are tried again, found full again and marked again.
     let marked = |r: &Value| r["sim"]["zlc_marked_full"].as_u64().unwrap();
     assert!(marked(&recon) > 0 && marked(&first) > 0);
-    // Without direct reclaim the two kernels are the same kernel (256 KiB
-    // files on both nodes: zone_reclaim's inode steals keep the writers out
-    // of direct reclaim, see above).
-    let w = fsmark(6, 40, 3, 256 * 1024);
+    // Without direct reclaim the two kernels are the same kernel (4 writers
+    // of 256 KiB files on both nodes: zone_reclaim's inode steals keep them
+    // out of direct reclaim, see above).
+    let w = fsmark(4, 40, 3, 256 * 1024);
+    let marked_zones = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
+    assert!(marked(&marked_zones) > 0, "the zonelist cache is not exercised");
     let first = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
     let recon = run(&m, &kernel("3.0", "first-eligible", true), &w, false);
     assert_eq!(delta(&recon, "allocstall"), 0);

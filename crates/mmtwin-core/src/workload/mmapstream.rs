@@ -67,7 +67,8 @@ pub struct Mmapstream {
     pub oom: bool,
 }
 
-/// Faults (or stores) handled per step.
+/// Faults (or stores) handled per step, at most (a step also ends after
+/// STEP_QUANTUM_NS of CPU).
 const FAULTS_PER_STEP: u64 = 32;
 /// Pages exit_mmap frees per step.
 const EXIT_BATCH: u64 = 4096;
@@ -285,7 +286,7 @@ impl Mmapstream {
         let total = self.procs[pi].pages;
         let mut pg = page;
         let end = (page + FAULTS_PER_STEP).min(total);
-        while pg < end {
+        while pg < end && ctx.sys + ctx.user < crate::sched::STEP_QUANTUM_NS {
             // Mapped with a dirty (writable) pte: only a store.
             if let Some(p) = k.find_get_page(ino, pg) {
                 let f = k.mm.pages.flags[p as usize];
@@ -331,7 +332,7 @@ impl Mmapstream {
         let total = self.procs[pi].pages;
         let mut pg = page;
         let end = (page + FAULTS_PER_STEP).min(total);
-        while pg < end {
+        while pg < end && ctx.sys + ctx.user < crate::sched::STEP_QUANTUM_NS {
             let pte = k.anon_mm[mm as usize][pg as usize];
             if pte != NIL && pte & SWAP_PTE == 0 {
                 k.mm.pages.set(pte, PG_YOUNG);
