@@ -37,10 +37,10 @@ pub const ZL_LOCK: usize = 2; // zone->lock and free_area heads
 pub const ZL_LRU: usize = 3; // zone->lru_lock and LRU heads
 pub const LINES_PER_ZONE: usize = 4;
 
-/// How many recent holds of a lock are remembered.
+/// How many pending holds of a lock are remembered.
 pub const LOCK_HOLDS: usize = 8;
 
-/// A spinlock's recent holds, as intervals of simulated time. Tasks run in
+/// A spinlock's pending holds, as intervals of simulated time. Tasks run in
 /// steps processed in order of their start, and a step's critical sections
 /// happen at its own clock: a CPU whose step began earlier may take the lock
 /// at a later simulated time than a CPU processed after it. So a request
@@ -50,6 +50,12 @@ pub const LOCK_HOLDS: usize = 8;
 /// recorded by up to its own length; that error is bounded by one critical
 /// section, where waiting for the latest hold would have made an early
 /// asker spin through whatever another CPU did later in its step.
+///
+/// A hold that ended by the time the current step began can never be met
+/// again (steps start in time order) and is forgotten. Of the rest, when
+/// more than LOCK_HOLDS are pending, the one that starts last is dropped:
+/// the holds nearest the present are the ones the next steps meet (steps
+/// are at most about STEP_QUANTUM_NS long, so few holds lie far ahead).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LockHolds {
     start: [u64; LOCK_HOLDS],
@@ -57,9 +63,10 @@ pub struct LockHolds {
 }
 
 impl LockHolds {
-    /// The time a CPU asking at `t` gets the lock it then holds for `hold` ns.
+    /// The time a CPU whose step began at `now` and asks at `t` gets the
+    /// lock it then holds for `hold` ns.
     #[inline]
-    pub fn acquire(&mut self, t: u64, hold: u64) -> u64 {
+    pub fn acquire(&mut self, now: u64, t: u64, hold: u64) -> u64 {
         let mut s = t;
         loop {
             let mut moved = false;
@@ -84,16 +91,24 @@ impl LockHolds {
                 return s;
             }
         }
-        // Forget the hold that ended first.
-        let mut victim = 0;
-        for i in 1..LOCK_HOLDS {
-            if self.end[i] < self.end[victim] {
-                victim = i;
+        // A slot that is free or ended before `now`; else the hold that
+        // starts last, if it starts after this one.
+        let mut victim = None;
+        for i in 0..LOCK_HOLDS {
+            if self.end[i] <= now {
+                victim = Some(i);
+                break;
             }
         }
-        if self.end[victim] <= s + hold {
-            self.start[victim] = s;
-            self.end[victim] = s + hold;
+        if victim.is_none() {
+            let last = (0..LOCK_HOLDS).max_by_key(|&i| (self.start[i], i)).unwrap_or(0);
+            if self.start[last] > s {
+                victim = Some(last);
+            }
+        }
+        if let Some(v) = victim {
+            self.start[v] = s;
+            self.end[v] = s + hold;
         }
         s
     }
@@ -692,7 +707,7 @@ impl Mm {
         let hold = ctx.sys - started;
         ctx.sys = started;
         let t = ctx.clock();
-        let got = self.zones[zi].lock.acquire(t, hold);
+        let got = self.zones[zi].lock.acquire(ctx.now, t, hold);
         let wait = got - t;
         ctx.spin += wait;
         self.sim.lock_spin_ns += wait;
@@ -1069,15 +1084,15 @@ mod tests {
     fn a_lock_is_waited_for_only_while_held() {
         let mut l = LockHolds::default();
         // CPU A, processed first, holds the lock at 1000..1500 (late in its step).
-        assert_eq!(l.acquire(1000, 500), 1000);
+        assert_eq!(l.acquire(0, 1000, 500), 1000);
         // CPU B asks at 200, before A's hold: free then.
-        assert_eq!(l.acquire(200, 100), 200);
+        assert_eq!(l.acquire(0, 200, 100), 200);
         // CPU C asks at 1200, inside A's hold: waits until 1500.
-        assert_eq!(l.acquire(1200, 100), 1500);
+        assert_eq!(l.acquire(0, 1200, 100), 1500);
         // D asks at 1550, inside C's hold (1500..1600), which follows A's: waits until 1600.
-        assert_eq!(l.acquire(1550, 10), 1600);
+        assert_eq!(l.acquire(0, 1550, 10), 1600);
         // A hold ending exactly when another asks does not delay it.
-        assert_eq!(l.acquire(1610, 0), 1610);
+        assert_eq!(l.acquire(0, 1610, 0), 1610);
     }
 
     #[test]
@@ -1085,7 +1100,24 @@ mod tests {
         let mut l = LockHolds::default();
         for i in 0..20u64 {
             // Everyone asks at 0 for 10 ns: FIFO, one after another.
-            assert_eq!(l.acquire(0, 10), i * 10);
+            assert_eq!(l.acquire(0, 0, 10), i * 10);
         }
+    }
+
+    #[test]
+    fn past_holds_are_forgotten_and_far_future_ones_dropped_first() {
+        let mut l = LockHolds::default();
+        // 8 holds far in the future (a long step's), non-adjacent.
+        for i in 0..8u64 {
+            assert_eq!(l.acquire(0, 1_000_000 + 100 * i, 10), 1_000_000 + 100 * i);
+        }
+        // A nearer hold displaces the one that starts last...
+        assert_eq!(l.acquire(0, 500, 100), 500);
+        // ...and is met by the next asker; the dropped one is not.
+        assert_eq!(l.acquire(0, 550, 10), 600);
+        assert_eq!(l.acquire(0, 1_000_700, 10), 1_000_700);
+        // Holds that ended before the asker's step began free their slots.
+        assert_eq!(l.acquire(2_000_000, 2_000_000, 10), 2_000_000);
+        assert_eq!(l.acquire(2_000_000, 2_000_005, 10), 2_000_010);
     }
 }
