@@ -74,19 +74,24 @@ const FIFO_BATCH: u32 = 16;
 const WRITES_STARVED: u32 = 2;
 
 /// A disk's dispatch state: the direction of the current batch, pieces left
-/// in it, and read batches started while writes waited (deadline's `starved`).
+/// in it, whether another piece of that direction was waiting when the last
+/// one was dispatched (deadline's `next_rq`: a piece arriving later does
+/// not extend the batch), and read batches started while writes waited
+/// (deadline's `starved`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Batch {
     dir: usize,
     left: u32,
+    next: bool,
     starved: u32,
 }
 
 impl Elevator {
-    /// The direction of the next piece, given which FIFOs hold one (`has`)
-    /// and, for noop, the arrival stamps of their fronts.
+    /// The direction of the next piece, given which FIFOs hold one (`has`),
+    /// which hold two or more (`more`) and, for noop, the arrival stamps of
+    /// their fronts.
     #[inline]
-    fn pick(self, b: &mut Batch, has: [bool; 2], stamp: [u64; 2]) -> Option<usize> {
+    fn pick(self, b: &mut Batch, has: [bool; 2], more: [bool; 2], stamp: [u64; 2]) -> Option<usize> {
         match (has[0], has[1]) {
             (false, false) => return None,
             (true, false) => {
@@ -105,8 +110,9 @@ impl Elevator {
                 }
             }
         }
-        if b.left > 0 && has[b.dir] {
+        if b.left > 0 && b.next && has[b.dir] {
             b.left -= 1;
+            b.next = more[b.dir];
             return Some(b.dir);
         }
         let dir = if has[0] {
@@ -126,6 +132,7 @@ impl Elevator {
         }
         b.dir = dir;
         b.left = FIFO_BATCH - 1;
+        b.next = more[dir];
         Some(dir)
     }
 }
@@ -377,8 +384,9 @@ impl Queue {
     fn pick(&self, d: usize, b: &mut Batch, at: [usize; 2]) -> Option<usize> {
         let f = &self.disks[d].fifo;
         let has = [at[0] < f[0].len(), at[1] < f[1].len()];
+        let more = [at[0] + 1 < f[0].len(), at[1] + 1 < f[1].len()];
         let st = |k: usize| if has[k] { self.stamp[f[k][at[k]] as usize * self.n + d] } else { u64::MAX };
-        self.elevator.pick(b, has, [st(0), st(1)])
+        self.elevator.pick(b, has, more, [st(0), st(1)])
     }
 
     /// Start the piece the elevator picks on disk `d`, no earlier than `t`.
@@ -707,16 +715,14 @@ mod tests {
             b.submit(0, 0, Dir::Read, 1000 + 2 * i, &[0], i as u32);
         }
         let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2).collect();
-        // The first write began a write batch, which goes on while writes
-        // wait (15 more, as deadline's next_rq does); then two read batches
-        // of 16 (starved 1, 2), a write batch of 16, the last 8 reads, and
-        // the remaining writes.
+        // The first write was alone when dispatched (no next_rq), so its
+        // batch ends; then two read batches of 16 (starved 1, 2), a write
+        // batch of 16, the last 8 reads, and the remaining writes.
         let mut want = vec![1000];
-        want.extend(2000..2015);
         want.extend(0..32);
-        want.extend(2015..2031);
+        want.extend(2000..2016);
         want.extend(32..40);
-        want.extend(2031..2040);
+        want.extend(2016..2040);
         assert_eq!(order, want);
     }
 
