@@ -268,6 +268,25 @@ def _zone_title(z: Mapping[str, Any], sep: str = " ") -> str:
     return f"Node {z['node']}, zone{sep}{KERNEL_ZONE_NAME.get(z['zone'], z['zone']):>8}"
 
 
+
+def _watermarks(z: Mapping[str, Any]) -> list[str]:
+    """A 3.0/4.11 zoneinfo block's free pages and watermarks."""
+    return [
+        f"  pages free     {int(z['free'])}",
+        f"        min      {int(z['min'])}",
+        f"        low      {int(z['low'])}",
+        f"        high     {int(z['high'])}",
+    ]
+
+
+def _pagesets(counts: Sequence[int], high: int, batch: int, threshold: int) -> list[str]:
+    """A 3.0/4.11 zoneinfo block's per-cpu pagesets (one list per CPU since 2.6.25)."""
+    lines = []
+    for cpu, count in enumerate(counts):
+        lines += [f"    cpu: {cpu}", f"              count: {count}", f"              high:  {high}",
+                  f"              batch: {batch}", f"  vm stats threshold: {threshold}"]
+    return lines
+
 def zoneinfo_text(snap: Mapping[str, Any], machine: Machine, invalidate: bool = False) -> str:
     """/proc/zoneinfo of the snapshot, every populated zone in node and zone order."""
     era = machine.era
@@ -320,10 +339,7 @@ def zoneinfo_text(snap: Mapping[str, Any], machine: Machine, invalidate: bool = 
             ]
         elif era == "3.0":
             lines += [
-                f"  pages free     {int(z['free'])}",
-                f"        min      {int(z['min'])}",
-                f"        low      {int(z['low'])}",
-                f"        high     {int(z['high'])}",
+                *_watermarks(z),
                 f"        scanned  {int(z['pages_scanned'])}",
                 f"        spanned  {int(z['spanned'])}",
                 f"        present  {int(z['present'])}",
@@ -332,9 +348,7 @@ def zoneinfo_text(snap: Mapping[str, Any], machine: Machine, invalidate: bool = 
             lines.append(f"        protection: ({_protection(z, zts)})")
             lines.append("  pagesets")
             threshold = stat_threshold(machine, int(z["present"]))
-            for cpu, count in enumerate(counts):
-                lines += [f"    cpu: {cpu}", f"              count: {count}", f"              high:  {high}",
-                          f"              batch: {batch}", f"  vm stats threshold: {threshold}"]
+            lines += _pagesets(counts, high, batch, threshold)
             lines += [
                 f"  all_unreclaimable: {int(bool(z['all_unreclaimable']))}",
                 f"  start_pfn:         {int(z['start_pfn'])}",
@@ -346,10 +360,7 @@ def zoneinfo_text(snap: Mapping[str, Any], machine: Machine, invalidate: bool = 
                 lines.append("  per-node stats")
                 lines += [f"      {name:<12} {_node_item(node_zones, name)}" for name in _V411_NODE_ITEMS]
             lines += [
-                f"  pages free     {int(z['free'])}",
-                f"        min      {int(z['min'])}",
-                f"        low      {int(z['low'])}",
-                f"        high     {int(z['high'])}",
+                *_watermarks(z),
                 f"   node_scanned  {_node_item(node_zones, 'nr_pages_scanned')}",
                 f"        spanned  {int(z['spanned'])}",
                 f"        present  {int(z['present'])}",
@@ -359,9 +370,7 @@ def zoneinfo_text(snap: Mapping[str, Any], machine: Machine, invalidate: bool = 
             lines.append(f"        protection: ({_protection(z, zts)})")
             lines.append("  pagesets")
             threshold = stat_threshold(machine, int(z["managed"]))
-            for cpu, count in enumerate(counts):
-                lines += [f"    cpu: {cpu}", f"              count: {count}", f"              high:  {high}",
-                          f"              batch: {batch}", f"  vm stats threshold: {threshold}"]
+            lines += _pagesets(counts, high, batch, threshold)
             unreclaimable = all(bool(y["all_unreclaimable"]) for y in node_zones)
             lines += [
                 f"  node_unreclaimable:  {int(unreclaimable)}",
