@@ -41,8 +41,8 @@ class Reproduction:
     experiment: str
     run: Callable[[Options], Outcome]
     # The scale `mmtwin reproduce` uses without --scale or --full: the
-    # published scale where that finishes in well under a minute here,
-    # else a proportionally smaller machine (docs/cli.md).
+    # published scale where that finishes in a few minutes here, else a
+    # proportionally smaller machine (docs/cli.md).
     default_scale: Fraction = Fraction(1)
 
 
