@@ -96,3 +96,23 @@ def test_real_engine_rejection_becomes_mmtwin_error(fixture_presets: Path) -> No
     spec["workload"]["stride"] = 3  # the engine validates on its own, too
     with pytest.raises(MmtwinError, match=r"^engine rejected the specification: workload.stride"):
         engine.run_spec(spec)
+
+
+@requires_engine
+def test_ctrl_c_stops_a_long_run_at_once() -> None:
+    """SIGINT during a long engine call ends it within a fraction of a second
+    (the engine runs on its own thread and polls a cancel flag), exit 130."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mmtwin", "run", "-e", "reclaim-writeback-xfs", "-r", "micro-16X", "--no-ftrace"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    time.sleep(3)  # past start-up, inside the engine (the run takes tens of seconds)
+    assert proc.poll() is None
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=20) == 130
+    assert time.monotonic() - sent < 5

@@ -9,6 +9,7 @@
 //! file that holds them (page_alloc, vmscan, swap, filemap, memory,
 //! page_writeback, fs_writeback, slab).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use crate::block::{BlockLayer, Completion, DeviceSpec};
 use crate::cost::Ctx;
 use crate::fs::Fs;
@@ -249,7 +250,7 @@ impl Kernel {
     }
 
     /// Run the event loop to the end of the workload.
-    pub fn run(&mut self, spec: &Spec) -> Result<RunOut, SpecError> {
+    pub fn run(&mut self, spec: &Spec, cancel: Option<&AtomicBool>) -> Result<RunOut, SpecError> {
         let sample_ns = spec.sample_ms * 1_000_000;
         let mut next_sample = 0u64;
         let mut tl = Timeline::default();
@@ -263,7 +264,14 @@ impl Kernel {
         }
         let mut next_snap = snaps.as_ref().map_or(u64::MAX, |s| s.next_due());
         let mut next_timer = next_sample.min(next_snap);
+        let mut polls = 0u32;
         loop {
+            // The caller may stop the run (Ctrl-C in Python): looked at
+            // every 64Ki events, an atomic load.
+            if polls & 0xffff == 0 && cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(SpecError::new("engine", "interrupted"));
+            }
+            polls = polls.wrapping_add(1);
             let t_io = self.blk.next_completion();
             let t_task = self.sched.peek_time();
             let (t, io) = match (t_io, t_task) {
@@ -444,12 +452,18 @@ fn secs(ns: u64) -> f64 {
 
 /// Boot, run and assemble the result of one specification.
 pub fn run(spec: &Spec) -> Result<(Value, u64), SpecError> {
+    run_cancellable(spec, None)
+}
+
+/// As [`run`]; the run stops with an "interrupted" error soon after
+/// `cancel` becomes true.
+pub fn run_cancellable(spec: &Spec, cancel: Option<&AtomicBool>) -> Result<(Value, u64), SpecError> {
     let mut k = Kernel::boot(spec)?;
     k.check_cheap().map_err(|e| SpecError::new("engine", format!("invariant broken at boot: {e}")))?;
     if spec.check {
         k.check_full().map_err(|e| SpecError::new("engine", format!("invariant broken at boot: {e}")))?;
     }
-    let out = k.run(spec)?;
+    let out = k.run(spec, cancel)?;
     let ops = k.page_ops();
     Ok((k.result(spec, out), ops))
 }

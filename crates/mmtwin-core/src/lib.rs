@@ -34,9 +34,15 @@ pub use spec::{parse, Spec, SpecError};
 /// Run one specification (JSON text) and return the result as JSON text
 /// with a `perf` block (the only non-deterministic part) appended.
 pub fn run_json(spec_json: &str) -> Result<String, SpecError> {
+    run_json_cancellable(spec_json, None)
+}
+
+/// As [`run_json`]; stops with SpecError("engine: interrupted") soon after
+/// `cancel` becomes true (the Python binding sets it on Ctrl-C).
+pub fn run_json_cancellable(spec_json: &str, cancel: Option<&std::sync::atomic::AtomicBool>) -> Result<String, SpecError> {
     let spec = parse(spec_json)?;
     let t0 = std::time::Instant::now();
-    let (mut result, events) = kernel::run(&spec)?;
+    let (mut result, events) = kernel::run_cancellable(&spec, cancel)?;
     let wall = t0.elapsed().as_secs_f64();
     if let serde_json::Value::Object(map) = &mut result {
         let eps = if wall > 0.0 { events as f64 / wall } else { 0.0 };

@@ -490,3 +490,14 @@ fn the_micro_benchmark_runs_its_mixed_stage_after_the_streaming_writer() {
         assert!(err.contains(msg), "{err}");
     }
 }
+
+#[test]
+fn a_cancelled_run_stops_with_interrupted() {
+    let m = machine(4096, 2048, 16384, "ext4");
+    let spec = json!({"machine": m, "kernel": kernel("3.0", "after-first-zone", false), "workload": fsmark(6, 40, 3, 256 * 1024)});
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let err = mmtwin_core::run_json_cancellable(&spec.to_string(), Some(&cancel)).unwrap_err();
+    assert_eq!(err.to_string(), "engine: interrupted");
+    let go = std::sync::atomic::AtomicBool::new(false);
+    assert!(mmtwin_core::run_json_cancellable(&spec.to_string(), Some(&go)).is_ok());
+}
