@@ -410,6 +410,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn zs_names_match_the_items_rows_prints() {
+        // ZS_NAMES is positional; rows() pairs each name with its Zs item.
+        // Give item i the value 1000 + i and check every zoned 3.0 row
+        // found in ZS_NAMES sits at that index (a reordered enum fails).
+        let mut zs = [0i64; NR_ZS];
+        for (i, z) in zs.iter_mut().enumerate() {
+            *z = 1000 + i as i64;
+        }
+        let v = VmStat::default();
+        let rows = rows(Era::V30, &v, &Gauges { zs: &zs, dirty_thresh: 0, bg_thresh: 0, vmscan_invalidate: true }, &[true, true, true, false, false]);
+        let mut matched = 0;
+        for (name, val) in &rows {
+            if let Some(i) = ZS_NAMES.iter().position(|n| n == name) {
+                assert_eq!(*val, 1000 + i as u64, "{name}: ZS_NAMES[{i}] is not the item rows() prints");
+                matched += 1;
+            }
+        }
+        assert!(matched >= 25, "only {matched} zoned rows matched");
+    }
+
+    #[test]
     fn three_0_rows_sum_pgsteal_and_keep_kernel_order() {
         let mut v = VmStat::default();
         v.zadd(Zev::PgstealDirect, 2, 5);
