@@ -553,6 +553,8 @@ impl Kernel {
                                   "buffer_head": self.slab.caches[crate::slab::BUFFER_HEAD].objects },
                 "second_passes": s.second_passes,
                 "zone_reclaim_calls": s.zone_reclaim_calls,
+                "zone_reclaim_ret": { "full_gate": s.zone_reclaim_ret[0], "full_unreclaimable": s.zone_reclaim_ret[1],
+                                      "noscan": s.zone_reclaim_ret[2], "some": s.zone_reclaim_ret[3], "success": s.zone_reclaim_ret[4] },
                 "rmqueue_bulk": s.rmqueue_bulk,
                 "lines_touched": self.mm.cache.lines_touched,
                 "remote_lines": self.mm.cache.remote_lines,

@@ -260,6 +260,9 @@ pub struct SimCounters {
     pub zlc_setups: u64,
     pub second_passes: u64,
     pub zone_reclaim_calls: u64,
+    /// zone_reclaim's answers: [FULL at the min_unmapped/min_slab gate,
+    /// FULL for all_unreclaimable, NOSCAN, SOME (scanned, short), SUCCESS].
+    pub zone_reclaim_ret: [u64; 5],
     pub rmqueue_bulk: u64,
     pub lock_spin_ns: u64,
     pub page_events: u64,

@@ -183,33 +183,40 @@ impl Kernel {
         let stat_line = self.mm.zones[zi].line_base + ZL_STAT;
         self.mm.cache.touch(ctx, stat_line);
         let z = &self.mm.zones[zi];
-        if self.zone_pagecache_reclaimable(zi) <= z.min_unmapped_pages && self.zone_slab_reclaimable(zi) <= z.min_slab_pages {
+        let (min_unmapped, min_slab, unreclaimable, node) = (z.min_unmapped_pages, z.min_slab_pages, z.all_unreclaimable, z.node);
+        if self.zone_pagecache_reclaimable(zi) <= min_unmapped && self.zone_slab_reclaimable(zi) <= min_slab {
+            self.mm.sim.zone_reclaim_ret[0] += 1;
             return ZoneReclaim::Full;
         }
-        if z.all_unreclaimable {
+        if unreclaimable {
+            self.mm.sim.zone_reclaim_ret[1] += 1;
             return ZoneReclaim::Full;
         }
         if g & gfp::WAIT == 0 || task.pf_memalloc {
+            self.mm.sim.zone_reclaim_ret[2] += 1;
             return ZoneReclaim::NoScan;
         }
-        let node = z.node;
         let pgdat_line = self.mm.nodes[node].line_pgdat;
         self.mm.cache.touch(ctx, pgdat_line);
         if !self.mm.nodes[node].cpus.is_empty() && node != ctx.node {
+            self.mm.sim.zone_reclaim_ret[2] += 1;
             return ZoneReclaim::NoScan;
         }
         // ZONE_RECLAIM_LOCKED: held for the whole __zone_reclaim, which
         // runs inside this step; tasks whose steps begin before it ends
         // find the zone locked.
         if ctx.clock() < self.mm.zones[zi].reclaim_locked_until {
+            self.mm.sim.zone_reclaim_ret[2] += 1;
             return ZoneReclaim::NoScan;
         }
         let ok = self.__zone_reclaim(ctx, zi, g, order);
         self.mm.zones[zi].reclaim_locked_until = ctx.clock();
         if !ok {
             self.mm.vm.inc(Ev::ZoneReclaimFailed);
+            self.mm.sim.zone_reclaim_ret[3] += 1;
             ZoneReclaim::Some
         } else {
+            self.mm.sim.zone_reclaim_ret[4] += 1;
             ZoneReclaim::Success
         }
     }

@@ -130,6 +130,16 @@ fn zlcfirst_scans_less_than_vanilla() {
     let first = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
     assert!(first["sim"]["zlc_skips"].as_u64().unwrap() > 0, "zlcfirst never skipped a zone");
     assert!(delta(&first, "pgscan_direct") < delta(&van, "pgscan_direct"), "zlcfirst did not scan less");
+    // zone_reclaim's answers add up to its calls; SOME counts the vmstat
+    // zone_reclaim_failed events, and a kernel that scanned had answers that scanned.
+    for r in [&van, &first] {
+        let ret = &r["sim"]["zone_reclaim_ret"];
+        let n = |k: &str| ret[k].as_u64().unwrap();
+        let sum = n("full_gate") + n("full_unreclaimable") + n("noscan") + n("some") + n("success");
+        assert_eq!(sum, r["sim"]["zone_reclaim_calls"].as_u64().unwrap());
+        assert_eq!(n("some"), delta(r, "zone_reclaim_failed"));
+        assert!(n("some") + n("success") > 0);
+    }
 }
 
 #[test]
