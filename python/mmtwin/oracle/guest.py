@@ -1,0 +1,442 @@
+"""Booting a real Linux kernel under QEMU with a machine preset's NUMA topology.
+
+`guest_topology` turns a preset into what fits this host (memory scaled,
+CPUs capped); `boot` builds the QEMU command line, runs it with a timeout,
+and returns the guest's serial output split into its marked sections.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from mmtwin.errors import MmtwinError
+from mmtwin.oracle import initramfs
+
+QEMU = "qemu-system-x86_64"
+MIN_NODE_MIB = 64          # less and a 6.1 guest node is mostly its own struct pages
+MIN_GUEST_MIB = 256        # the kernel, its initramfs copy and a little room
+DEFAULT_GUEST_MIB = 2048   # the default guest size when neither --mem-mib nor --scale is given
+DEFAULT_MAX_CPUS = 8
+QEMU_MAX_NODES = 128       # QEMU's MAX_NODES
+NODE_ALIGN_MIB = 2         # node sizes are rounded down to whole 2 MiB (a huge page)
+# The guest's kernel command line: serial console, no reboot loop, quiet,
+# and no transparent huge pages (the twin has none: a hog's pages are 4 KiB each).
+KERNEL_ARGS = "console=ttyS0 panic=-1 quiet transparent_hugepage=never"
+
+
+def cache_dir() -> Path:
+    """Where every file the oracle makes lives: $XDG_CACHE_HOME/mmtwin/oracle (default ~/.cache/mmtwin/oracle)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mmtwin" / "oracle"
+
+
+@dataclass(frozen=True)
+class GuestTopology:
+    machine: str
+    nodes: int
+    cpus: list[int]             # vCPUs per node in the guest
+    preset_cpus: list[int]      # CPUs per node in the preset
+    memory_mib: list[int]       # per node in the guest
+    preset_memory_mib: list[int]
+    distance: list[list[int]]
+    max_cpus: int
+
+    @property
+    def total_mib(self) -> int:
+        return sum(self.memory_mib)
+
+    @property
+    def total_cpus(self) -> int:
+        return sum(self.cpus)
+
+    def cpu_ids(self, node: int) -> list[int]:
+        first = sum(self.cpus[:node])
+        return list(range(first, first + self.cpus[node]))
+
+    def cut_note(self) -> Optional[str]:
+        """'CPUs cut ...' when the guest has fewer CPUs than the preset, else None."""
+        if self.cpus == self.preset_cpus:
+            return None
+        cuts = ", ".join(
+            f"node {n} {p} -> {c}" for n, (p, c) in enumerate(zip(self.preset_cpus, self.cpus)) if p != c
+        )
+        return f"CPUs cut to fit --max-cpus {self.max_cpus}: {cuts}"
+
+
+def _cap_cpus(cpus: list[int], limit: int) -> list[int]:
+    """Give each node one CPU in turn (node order) until `limit` or the preset's count is reached."""
+    if sum(cpus) <= limit:
+        return list(cpus)
+    out = [0] * len(cpus)
+    left = limit
+    while left > 0:
+        progressed = False
+        for n, want in enumerate(cpus):
+            if left and out[n] < want:
+                out[n] += 1
+                left -= 1
+                progressed = True
+        if not progressed:
+            break
+    return out
+
+
+def guest_topology(machine: Any, mem_mib: Optional[int] = None, scale: Optional[float] = None,
+                   max_cpus: int = DEFAULT_MAX_CPUS) -> GuestTopology:
+    """The guest for `machine` (a validated mmtwin.config.Machine) scaled to fit this host."""
+    if machine.arch != "x86_64":
+        raise MmtwinError(
+            f"--machine: {machine.name!r} is an {machine.arch} machine; the oracle boots x86-64 guests only "
+            "(arch = \"x86_64\" presets)"
+        )
+    topo = machine.topology
+    if topo.nodes > QEMU_MAX_NODES:
+        raise MmtwinError(f"--machine: {topo.nodes} nodes is not allowed; QEMU builds at most {QEMU_MAX_NODES}")
+    if mem_mib is not None and scale is not None:
+        raise MmtwinError("--mem-mib: give --mem-mib or --scale, not both")
+    if max_cpus < 1:
+        raise MmtwinError(f"--max-cpus: {max_cpus} is not allowed; expected at least 1")
+    preset_mem = topo.memory()
+    total = sum(preset_mem)
+    if scale is not None:
+        if not 0 < scale <= 1:
+            raise MmtwinError(f"--scale: {scale} is not allowed; expected a number S with 0 < S <= 1")
+        factor = float(scale)
+    elif mem_mib is not None:
+        if mem_mib < MIN_GUEST_MIB:
+            raise MmtwinError(f"--mem-mib: {mem_mib} is not allowed; the guest needs at least {MIN_GUEST_MIB} MiB")
+        factor = mem_mib / total
+    else:
+        factor = min(1.0, DEFAULT_GUEST_MIB / total)
+    memory = [int(m * factor) // NODE_ALIGN_MIB * NODE_ALIGN_MIB for m in preset_mem]
+    option = "--scale" if scale is not None else "--mem-mib"
+    value = scale if scale is not None else (mem_mib if mem_mib is not None else f"(default {DEFAULT_GUEST_MIB})")
+    for n, m in enumerate(memory):
+        if m < MIN_NODE_MIB:
+            raise MmtwinError(
+                f"{option}: {value} gives node {n} {m} MiB; every guest node needs at least {MIN_NODE_MIB} MiB "
+                f"(preset {machine.name} has {preset_mem[n]} MiB there)"
+            )
+    if sum(memory) < MIN_GUEST_MIB:
+        raise MmtwinError(f"{option}: {value} gives a {sum(memory)} MiB guest; it needs at least {MIN_GUEST_MIB} MiB")
+    cpus = _cap_cpus(topo.cpus(), max_cpus)
+    return GuestTopology(
+        machine=machine.name, nodes=topo.nodes, cpus=cpus, preset_cpus=topo.cpus(), memory_mib=memory,
+        preset_memory_mib=preset_mem, distance=[list(r) for r in topo.distance], max_cpus=max_cpus,
+    )
+
+
+def host_mem_available_mib(meminfo: str = "/proc/meminfo") -> Optional[int]:
+    try:
+        with open(meminfo) as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_host_memory(topo: GuestTopology, available: Optional[int] = None) -> None:
+    available = host_mem_available_mib() if available is None else available
+    if available is not None and topo.total_mib > available:
+        raise MmtwinError(
+            f"--mem-mib: a {topo.total_mib} MiB guest is not allowed; this host has {available} MiB available "
+            "(MemAvailable); give a smaller --mem-mib or --scale"
+        )
+
+
+def find_qemu() -> str:
+    found = shutil.which(QEMU)
+    if found is None:
+        raise MmtwinError(f"oracle: {QEMU} not found; install it: apt-get install qemu-system-x86")
+    return found
+
+
+def _version_key(path: str) -> list[Any]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(path))]
+
+
+def find_kernel(given: Optional[str] = None, boot_dir: Optional[str] = None) -> Path:
+    """The kernel image: --kernel, else the newest /boot/vmlinuz-*."""
+    hint = "apt-get install linux-image-cloud-amd64"
+    if given is not None:
+        path = Path(given)
+        if not path.is_file():
+            raise MmtwinError(f"--kernel: {given!r} is not a file; give a bzImage such as /boot/vmlinuz-6.1.0-*-cloud-amd64")
+    else:
+        boot = boot_dir or os.environ.get("MMTWIN_ORACLE_BOOT", "/boot")
+        images = sorted(glob.glob(os.path.join(boot, "vmlinuz-*")), key=_version_key)
+        if not images:
+            raise MmtwinError(f"oracle: no kernel image {boot}/vmlinuz-*; install one: {hint}")
+        path = Path(images[-1])
+    if not os.access(path, os.R_OK):
+        raise MmtwinError(f"oracle: kernel image {path} is not readable; run as root or make it readable")
+    return path
+
+
+def kvm_usable() -> bool:
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def choose_accel(accel: str) -> str:
+    if accel not in ("auto", "kvm", "tcg"):
+        raise MmtwinError(f"--accel: {accel!r} is not allowed; expected auto, kvm or tcg")
+    if accel == "auto":
+        return "kvm" if kvm_usable() else "tcg"
+    if accel == "kvm" and not kvm_usable():
+        raise MmtwinError("--accel: kvm is not usable here (/dev/kvm cannot be opened read-write); use --accel tcg or auto")
+    return accel
+
+
+def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial: Path, accel: str) -> list[str]:
+    """The QEMU command line for `topo`: one RAM backend per node, the CPUs of each node, the SLIT."""
+    args = [
+        qemu, "-machine", "pc", "-accel", accel, "-cpu", "max" if accel == "tcg" else "host,-arch-capabilities",
+        "-m", f"{topo.total_mib}M", "-smp", str(topo.total_cpus),
+        "-nodefaults", "-no-user-config", "-nographic", "-monitor", "none", "-no-reboot",
+        "-serial", f"file:{serial}",
+        "-kernel", str(kernel), "-initrd", str(initrd), "-append", KERNEL_ARGS,
+    ]
+    for n in range(topo.nodes):
+        args += ["-object", f"memory-backend-ram,id=mem{n},size={topo.memory_mib[n]}M"]
+        node = f"node,nodeid={n},memdev=mem{n}"
+        ids = topo.cpu_ids(n)
+        if ids:
+            node += f",cpus={ids[0]}" + (f"-{ids[-1]}" if len(ids) > 1 else "")
+        args += ["-numa", node]
+    for i in range(topo.nodes):
+        for j in range(topo.nodes):
+            if i != j:
+                args += ["-numa", f"dist,src={i},dst={j},val={topo.distance[i][j]}"]
+    return args
+
+
+@dataclass
+class GuestOutput:
+    """The guest's serial output, split: sections[(phase, name)] = text; lines of kind VALUE/SYSCTL/ERROR."""
+    serial: str
+    sections: dict[tuple[str, str], str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+    sysctls: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    status: dict[str, int] = field(default_factory=dict)
+    done: bool = False
+    started: bool = False
+
+
+def split_serial(text: str) -> GuestOutput:
+    """Split the guest's serial text at its marker lines. Sections nest (the
+    "during" snapshot is taken inside the workload's section); a line belongs
+    to the innermost open one. A marker may follow firmware output on the same line."""
+    mark = initramfs.MARK
+    out = GuestOutput(serial=text)
+    stack: list[tuple[tuple[str, str], list[str]]] = []
+    for raw in text.replace("\r", "").split("\n"):
+        at = raw.find(mark + " ")
+        if at >= 0:
+            words = raw[at + len(mark) + 1 :].split(" ", 3)
+            kind = words[0]
+            if kind == "BEGIN" and len(words) >= 3:
+                stack.append(((words[1], words[2]), []))
+            elif kind == "END" and stack:
+                name, buf = stack.pop()
+                out.sections[name] = "\n".join(buf) + ("\n" if buf else "")
+            elif kind == "VALUE" and len(words) >= 2:
+                out.values[words[1]] = " ".join(words[2:]).strip()
+            elif kind == "SYSCTL" and len(words) >= 2:
+                out.sysctls[words[1]] = " ".join(words[2:]).strip()
+            elif kind == "ERROR":
+                out.errors.append(" ".join(words[1:]))
+            elif kind == "STATUS" and len(words) >= 3:
+                out.status[words[1]] = int(words[2]) if words[2].lstrip("-").isdigit() else -1
+            elif kind == "DONE":
+                out.done = True
+            elif kind == "START":
+                out.started = True
+            continue
+        if stack:
+            stack[-1][1].append(raw)
+    return out
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill QEMU (its own process group) and reap it."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@dataclass
+class BootResult:
+    output: GuestOutput
+    wall_s: float
+    accel: str
+    kernel: Path
+    command: list[str]
+    note: Optional[str] = None   # e.g. why KVM was not used
+
+
+# A guest under KVM prints its START line within a few seconds; one that has
+# not after this long is taken as KVM not working here (seen with nested
+# virtualization: the kernel's decompressor never returns), and `auto` falls
+# back to TCG. The verdict is kept in the cache (kvm-verdict), keyed by the
+# QEMU binary, the kernel image and the host kernel, so later runs go straight to TCG.
+KVM_PROBE_S = 20.0
+
+
+def _kvm_key(qemu: str, image: Path) -> str:
+    def sig(p: str) -> str:
+        try:
+            st = os.stat(p)
+            return f"{p}:{st.st_size}:{int(st.st_mtime)}"
+        except OSError:
+            return p
+    return " ".join([sig(qemu), sig(str(image)), os.uname().release])
+
+
+def _kvm_verdict(cache: Path, key: str) -> Optional[str]:
+    try:
+        lines = (cache / "kvm-verdict").read_text().splitlines()
+    except OSError:
+        return None
+    return lines[1] if len(lines) == 2 and lines[0] == key else None
+
+
+def _save_kvm_verdict(cache: Path, key: str, verdict: str) -> None:
+    try:
+        (cache / "kvm-verdict").write_text(f"{key}\n{verdict}\n")
+    except OSError:
+        pass
+
+
+class _KvmStuck(Exception):
+    pass
+
+
+def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe_s: Optional[float]) -> tuple[int, float]:
+    """Run QEMU until it exits; (exit status, wall seconds). Kills it on timeout, on Ctrl-C, and when
+    `probe_s` is given and the guest has printed no START line by then (raises _KvmStuck)."""
+    start = time.monotonic()
+    with open(errlog, "wb") as err:
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+    try:
+        while True:
+            try:
+                rc = proc.wait(timeout=0.2)
+                return rc, time.monotonic() - start
+            except subprocess.TimeoutExpired:
+                pass
+            elapsed = time.monotonic() - start
+            if probe_s is not None and elapsed > probe_s:
+                if (initramfs.MARK + " START").encode() not in serial.read_bytes():
+                    raise _KvmStuck()
+                probe_s = None
+            if elapsed > timeout:
+                raise subprocess.TimeoutExpired(args, timeout)
+    finally:
+        _kill(proc)
+
+
+def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
+         timeout: float = 300.0) -> BootResult:
+    """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it."""
+    if timeout <= 0:
+        raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds > 0")
+    qemu = find_qemu()
+    image = find_kernel(kernel)
+    check_host_memory(topo)
+    chosen = choose_accel(accel)
+    cache = cache_dir()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MmtwinError(f"oracle: cannot create the cache directory {cache}: {exc.strerror}") from None
+    note = None
+    key = _kvm_key(qemu, image)
+    if chosen == "kvm" and accel == "auto" and _kvm_verdict(cache, key) == "stuck":
+        chosen = "tcg"
+        note = f"KVM is present but a guest never started under it on this host (cached in {cache / 'kvm-verdict'}); using TCG"
+    base = initramfs.base_archive(cache)
+    work = cache / "runs" / f"{os.getpid()}-{time.monotonic_ns()}"
+    work.mkdir(parents=True)
+    keep = False
+    try:
+        initrd = work / "initrd.cpio"
+        initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl))
+        serial = work / "serial.log"
+        errlog = work / "qemu.err"
+        while True:
+            serial.write_bytes(b"")
+            args = qemu_args(qemu, topo, image, initrd, serial, chosen)
+            try:
+                rc, wall = _run_qemu(args, serial, errlog, timeout, KVM_PROBE_S if chosen == "kvm" else None)
+            except _KvmStuck:
+                _save_kvm_verdict(cache, key, "stuck")
+                if accel == "kvm":
+                    raise MmtwinError(
+                        f"--accel: kvm: the guest printed nothing within {KVM_PROBE_S:g} s under KVM (nested "
+                        "virtualization that cannot run this kernel?); use --accel tcg or auto"
+                    ) from None
+                chosen = "tcg"
+                note = f"KVM is present but the guest did not start under it within {KVM_PROBE_S:g} s; using TCG"
+                continue
+            except subprocess.TimeoutExpired:
+                keep = True
+                raise MmtwinError(
+                    f"--timeout: the guest did not finish within {timeout:g} s; QEMU was killed "
+                    f"(serial output kept in {serial}; raise --timeout, TCG is much slower than KVM)"
+                ) from None
+            break
+        if chosen == "kvm":
+            _save_kvm_verdict(cache, key, "works")
+        text = serial.read_text(errors="replace")
+        out = split_serial(text)
+        if rc != 0 and not out.done:
+            message = " ".join((errlog.read_text(errors="replace").strip() or "no message").split())
+            if not out.started:
+                raise MmtwinError(f"oracle: {QEMU} could not build this topology or boot (exit {rc}): {message[:400]}")
+            keep = True
+            raise MmtwinError(f"oracle: the guest stopped early (QEMU exit {rc}); serial output kept in {serial}")
+        if not out.done:
+            keep = True
+            last = [ln for ln in text.replace("\r", "").splitlines() if ln.strip()][-1:] or ["(no output)"]
+            raise MmtwinError(
+                f"oracle: the guest powered off before finishing (last line: {last[0].strip()[:160]!r}); "
+                f"serial output kept in {serial}"
+            )
+        return BootResult(out, wall, chosen, image, args, note)
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def clean() -> tuple[Path, bool]:
+    """Remove the cache directory; (its path, whether there was one)."""
+    path = cache_dir()
+    if not path.exists():
+        return path, False
+    shutil.rmtree(path)
+    return path, True

@@ -1,0 +1,249 @@
+"""The guest's initramfs: busybox-static, the memory hog and an init script.
+
+The archive is written here in the kernel's "newc" cpio format with fixed
+owners and times, so the same inputs give the same bytes. The base archive
+(busybox, memhog, /init) is built once and cached under the oracle cache
+directory, named by a hash of what went into it; each boot appends a small
+second archive with its own settings (/oracle.conf, /oracle.sysctl), which
+the kernel unpacks over the first (concatenated cpio archives are allowed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from mmtwin.errors import MmtwinError
+
+# Printed by the guest in front of every structured line (never by the kernel).
+MARK = "@@MMTWIN-ORACLE"
+
+# /init: mounts /proc, /sys and /dev, sets the sysctls, dumps the /proc and
+# /sys files before, during (while the hog holds its memory) and after the
+# workload between BEGIN/END markers, then powers off at once.
+INIT_SCRIPT = r"""#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp /usr/bin /usr/sbin /sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# Only emergencies on the console from here on: kernel lines must not split ours.
+dmesg -n 1
+M=@@MARK@@
+HOG_MIB=0
+HOG_THREADS=1
+HOG_CPUS=0
+[ -f /oracle.conf ] && . /oracle.conf
+say() { echo "$M $*"; }
+dump() {
+  say BEGIN "$1" "$2"
+  cat "$3"
+  say END "$1" "$2"
+}
+snapshot() {
+  dump "$1" vmstat /proc/vmstat
+  dump "$1" zoneinfo /proc/zoneinfo
+  dump "$1" buddyinfo /proc/buddyinfo
+  dump "$1" pagetypeinfo /proc/pagetypeinfo
+  dump "$1" meminfo /proc/meminfo
+  for d in /sys/devices/system/node/node[0-9]*; do
+    n=${d##*/node}
+    dump "$1" numastat-node$n $d/numastat
+  done
+}
+echo
+say START
+say BEGIN info uname
+uname -r
+say END info uname
+say BEGIN info cmdline
+cat /proc/cmdline
+say END info cmdline
+for d in /sys/devices/system/node/node[0-9]*; do
+  n=${d##*/node}
+  dump info cpulist-node$n $d/cpulist
+  dump info meminfo-node$n $d/meminfo
+  dump info distance-node$n $d/distance
+done
+if [ -f /oracle.sysctl ]; then
+  while read key value; do
+    [ -n "$key" ] || continue
+    f=/proc/sys/$(echo "$key" | tr . /)
+    if [ ! -f "$f" ]; then
+      say ERROR sysctl "$key" no such sysctl in this kernel
+      continue
+    fi
+    if ! echo "$value" > "$f" 2>/dev/null; then
+      say ERROR sysctl "$key" the kernel refused "$value"
+      continue
+    fi
+    say SYSCTL "$key" "$(cat $f | tr '\t\n' '  ')"
+  done < /oracle.sysctl
+fi
+for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.watermark_scale_factor vm.watermark_boost_factor vm.numa_zonelist_order; do
+  f=/proc/sys/$(echo "$key" | tr . /)
+  [ -f "$f" ] && say VALUE "$key" "$(cat $f | tr '\t\n' '  ')"
+done
+snapshot before
+if [ "$HOG_MIB" -gt 0 ]; then
+  say BEGIN run workload
+  /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+  rc=$?
+  say END run workload
+  say STATUS workload $rc
+  snapshot after
+fi
+say DONE
+poweroff -f
+"""
+
+# Run by memhog while it still holds its memory (the "during" snapshot).
+SNAPSHOT_SCRIPT = r"""#!/bin/busybox sh
+M=@@MARK@@
+say() { echo "$M $*"; }
+dump() {
+  say BEGIN "$1" "$2"
+  cat "$3"
+  say END "$1" "$2"
+}
+dump "$1" vmstat /proc/vmstat
+dump "$1" zoneinfo /proc/zoneinfo
+dump "$1" buddyinfo /proc/buddyinfo
+dump "$1" meminfo /proc/meminfo
+for d in /sys/devices/system/node/node[0-9]*; do
+  n=${d##*/node}
+  dump "$1" numastat-node$n $d/numastat
+done
+"""
+
+
+def _header(ino: int, mode: int, size: int, name: bytes, rdev: tuple[int, int] = (0, 0)) -> bytes:
+    fields = [ino, mode, 0, 0, 1, 0, size, 0, 0, rdev[0], rdev[1], len(name) + 1, 0]
+    head = b"070701" + b"".join(b"%08X" % f for f in fields)
+    return _pad(head + name + b"\0")
+
+
+def _pad(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 4)
+
+
+def cpio(entries: list[tuple[str, int, bytes | tuple[int, int] | None]]) -> bytes:
+    """A newc archive of (path, mode, data) entries: data is the file's bytes,
+    the symlink's target, (major, minor) for a device, or None for a directory."""
+    out = bytearray()
+    for ino, (path, mode, data) in enumerate(entries, start=1):
+        name = path.lstrip("/").encode()
+        if isinstance(data, tuple):
+            out += _header(ino, mode, 0, name, data)
+        else:
+            body = data or b""
+            out += _header(ino, mode, len(body), name) + _pad(body)
+    out += _header(len(entries) + 1, 0, 0, b"TRAILER!!!")
+    return bytes(out)
+
+
+def settings_archive(conf: str, sysctl: str) -> bytes:
+    """The per-boot archive appended to the base one."""
+    return cpio([("oracle.conf", stat.S_IFREG | 0o644, conf.encode()),
+                 ("oracle.sysctl", stat.S_IFREG | 0o644, sysctl.encode())])
+
+
+def memhog_source() -> bytes:
+    return resources.files("mmtwin.oracle").joinpath("memhog.c").read_bytes()
+
+
+def _is_static_elf(path: Path) -> bool:
+    """True when the ELF file has no PT_INTERP program header (no dynamic loader)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:
+                return False
+            order = "little" if head[5] == 1 else "big"
+            phoff = int.from_bytes(head[32:40], order)
+            phentsize = int.from_bytes(head[54:56], order)
+            phnum = int.from_bytes(head[56:58], order)
+            fh.seek(phoff)
+            table = fh.read(phentsize * phnum)
+    except OSError:
+        return False
+    for i in range(phnum):
+        if int.from_bytes(table[i * phentsize : i * phentsize + 4], order) == 3:  # PT_INTERP
+            return False
+    return True
+
+
+def find_busybox() -> Path:
+    """The static busybox to put in the guest: the BUSYBOX environment variable, else busybox on PATH."""
+    given = os.environ.get("MMTWIN_ORACLE_BUSYBOX")
+    found = given or shutil.which("busybox") or ("/bin/busybox" if os.path.exists("/bin/busybox") else None)
+    hint = "install it: apt-get install busybox-static"
+    if not found:
+        raise MmtwinError(f"oracle: busybox not found; {hint}")
+    path = Path(found)
+    if not path.is_file():
+        raise MmtwinError(f"oracle: busybox: {found!r} is not a file; {hint}")
+    if not _is_static_elf(path):
+        raise MmtwinError(f"oracle: busybox at {found} is not a statically linked x86-64 program; {hint}")
+    return path
+
+
+def compile_memhog(out: Path) -> None:
+    """Compile memhog.c statically with gcc into ``out``."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise MmtwinError("oracle: gcc not found; install it: apt-get install gcc libc6-dev")
+    src = out.with_suffix(".c")
+    src.write_bytes(memhog_source())
+    try:
+        proc = subprocess.run(
+            [gcc, "-static", "-O2", "-pthread", "-Wall", "-o", str(out), str(src)],
+            capture_output=True, text=True, timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        raise MmtwinError("oracle: gcc did not finish compiling memhog.c within 120 s") from None
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise MmtwinError(f"oracle: gcc could not link memhog.c statically ({first}); install libc6-dev")
+
+
+def base_archive(cache: Path) -> Path:
+    """The cached base initramfs (built when missing): busybox, memhog, /init."""
+    busybox = find_busybox()
+    bb = busybox.read_bytes()
+    init = INIT_SCRIPT.replace("@@MARK@@", MARK).encode()
+    snap = SNAPSHOT_SCRIPT.replace("@@MARK@@", MARK).encode()
+    key = hashlib.sha256(b"\0".join([bb, memhog_source(), init, snap])).hexdigest()[:16]
+    path = cache / f"initramfs-{key}.cpio"
+    if path.is_file():
+        return path
+    cache.mkdir(parents=True, exist_ok=True)
+    work = cache / f"build-{key}-{os.getpid()}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        hog = work / "memhog"
+        compile_memhog(hog)
+        entries: list[tuple[str, int, bytes | tuple[int, int] | None]] = [
+            ("bin", stat.S_IFDIR | 0o755, None),
+            ("dev", stat.S_IFDIR | 0o755, None),
+            ("dev/console", stat.S_IFCHR | 0o600, (5, 1)),
+            ("proc", stat.S_IFDIR | 0o755, None),
+            ("sys", stat.S_IFDIR | 0o755, None),
+            ("tmp", stat.S_IFDIR | 0o1777, None),
+            ("bin/busybox", stat.S_IFREG | 0o755, bb),
+            ("bin/sh", stat.S_IFLNK | 0o777, b"busybox"),
+            ("bin/memhog", stat.S_IFREG | 0o755, hog.read_bytes()),
+            ("init", stat.S_IFREG | 0o755, init),
+            ("snapshot.sh", stat.S_IFREG | 0o755, snap),
+        ]
+        tmp = work / "initramfs.cpio"
+        tmp.write_bytes(cpio(entries))
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return path

@@ -1,0 +1,164 @@
+/*
+ * memhog: the guest-side workload of `mmtwin oracle run`.
+ *
+ *   memhog MIB THREADS CPULIST [COMMAND]
+ *
+ * Splits MIB mebibytes evenly over THREADS threads. Thread i binds itself
+ * to the i-th CPU of CPULIST (comma-separated ids) with sched_setaffinity,
+ * maps its share of anonymous private memory and writes one byte into each
+ * 4 KiB page, so each page is faulted in (and allocated) by a thread
+ * running on its CPU: the kernel's default local allocation policy picks
+ * that CPU's node first. When every thread has finished, one line goes to
+ * stdout; then, if COMMAND is given, it runs under /bin/sh -c while the
+ * memory is still held (the oracle takes its "during" snapshot there), and
+ * the process exits, which frees the memory again.
+ *
+ * Written for mmtwin; it is deliberately tiny and has no dependencies
+ * beyond libc and pthreads, so it links statically.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define MAX_THREADS 256
+
+struct job {
+	int index;
+	int cpu;
+	size_t bytes;
+	size_t pages_touched;
+	int failed;
+};
+
+static void *hog(void *arg)
+{
+	struct job *job = arg;
+	cpu_set_t set;
+	unsigned char *area;
+	size_t off;
+
+	CPU_ZERO(&set);
+	CPU_SET(job->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		fprintf(stderr, "memhog: thread %d: cannot run on cpu %d: %s\n",
+			job->index, job->cpu, strerror(errno));
+		job->failed = 1;
+		return NULL;
+	}
+	if (job->bytes == 0)
+		return NULL;
+	area = mmap(NULL, job->bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		fprintf(stderr, "memhog: thread %d: mmap of %zu bytes failed: %s\n",
+			job->index, job->bytes, strerror(errno));
+		job->failed = 1;
+		return NULL;
+	}
+	for (off = 0; off < job->bytes; off += PAGE) {
+		area[off] = (unsigned char)(off / PAGE);
+		job->pages_touched++;
+	}
+	return NULL;
+}
+
+extern char **environ;
+
+/* Run COMMAND with /bin/sh -c and wait for it; posix_spawn does not copy
+ * the hog's page tables the way fork would. */
+static int run_while_holding(const char *command)
+{
+	char *args[] = { "sh", "-c", (char *)command, NULL };
+	pid_t pid;
+	int status, err;
+
+	err = posix_spawn(&pid, "/bin/sh", NULL, NULL, args, environ);
+	if (err != 0) {
+		fprintf(stderr, "memhog: cannot run %s: %s\n", command, strerror(err));
+		return 1;
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int parse_cpus(const char *text, int *cpus, int max)
+{
+	int n = 0;
+	const char *p = text;
+	char *end;
+
+	while (*p && n < max) {
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0)
+			return -1;
+		cpus[n++] = (int)v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static struct job jobs[MAX_THREADS];
+	static pthread_t tids[MAX_THREADS];
+	int cpus[MAX_THREADS];
+	struct timespec t0, t1;
+	unsigned long mib;
+	size_t total_pages, touched = 0;
+	int threads, ncpus, i, failed = 0;
+
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: memhog MIB THREADS CPULIST [COMMAND]\n");
+		return 2;
+	}
+	mib = strtoul(argv[1], NULL, 10);
+	threads = atoi(argv[2]);
+	ncpus = parse_cpus(argv[3], cpus, MAX_THREADS);
+	if (threads < 1 || threads > MAX_THREADS || ncpus != threads) {
+		fprintf(stderr, "memhog: need 1..%d threads and one cpu per thread\n",
+			MAX_THREADS);
+		return 2;
+	}
+	total_pages = mib * (1024 * 1024 / PAGE);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < threads; i++) {
+		/* Spread the remainder one page at a time over the first threads. */
+		size_t pages = total_pages / threads +
+			       ((size_t)i < total_pages % threads ? 1 : 0);
+		jobs[i].index = i;
+		jobs[i].cpu = cpus[i];
+		jobs[i].bytes = pages * PAGE;
+		if (pthread_create(&tids[i], NULL, hog, &jobs[i]) != 0) {
+			fprintf(stderr, "memhog: cannot start thread %d\n", i);
+			return 1;
+		}
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(tids[i], NULL);
+		touched += jobs[i].pages_touched;
+		failed |= jobs[i].failed;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("memhog: touched %zu pages (%lu MiB) with %d threads in %.3f s\n",
+	       touched, mib, threads,
+	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	fflush(stdout);
+	if (argc == 5 && run_while_holding(argv[4]) != 0)
+		failed = 1;
+	return failed ? 1 : 0;
+}
