@@ -973,6 +973,142 @@ def bench(
     _out(_dumps(rows) if json_out else b.format_table(rows))
 
 
+# --------------------------------------------------------------------------- oracle
+
+oracle_app = typer.Typer(
+    help=(
+        "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog in it and "
+        "print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-* and busybox-static."
+    ),
+    invoke_without_command=True,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+)
+app.add_typer(oracle_app, name="oracle")
+
+ORACLE_MEM_HELP = ("Guest memory in MiB, split over the nodes in the preset's proportions (rounded down to 2 MiB per "
+                   "node; default: the preset's memory, scaled down to at most 2048 MiB).")
+ORACLE_SCALE_HELP = "Guest memory = the preset's memory per node times S (0 < S <= 1); instead of --mem-mib."
+ORACLE_MAX_CPUS_HELP = ("At most this many vCPUs in all (default 8): the preset's CPUs are cut, one node at a time, "
+                        "and the output says which.")
+ORACLE_KERNEL_HELP = "Kernel image to boot (default: the newest /boot/vmlinuz-*)."
+ORACLE_ACCEL_HELP = ("auto (default: KVM when /dev/kvm opens and a guest starts under it, else TCG), kvm or tcg. "
+                     "Emulated times are not physical: compare counters, never times.")
+ORACLE_TIMEOUT_HELP = "Kill QEMU and fail when the guest has not powered off after this many seconds (default 300)."
+
+
+@oracle_app.callback()
+def oracle_root(
+    ctx: typer.Context,
+    clean_cache: bool = typer.Option(False, "--clean", help="Remove the oracle's cache directory (same as 'oracle clean')."),
+) -> None:
+    """Boot a real Linux kernel beside the twin. Every file it makes lives under $XDG_CACHE_HOME/mmtwin/oracle
+    (default ~/.cache/mmtwin/oracle)."""
+    if clean_cache:
+        _oracle_clean()
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        _out(ctx.get_help())
+
+
+def _oracle_clean() -> None:
+    from mmtwin.oracle import guest
+
+    try:
+        path, existed = guest.clean()
+    except OSError as exc:
+        raise MmtwinError(f"oracle clean: cannot remove {guest.cache_dir()}: {exc.strerror}") from None
+    _out(f"removed {path}" if existed else f"nothing to remove: {path} does not exist")
+
+
+@oracle_app.command("clean")
+def oracle_clean() -> None:
+    """Remove the oracle's cache directory ($XDG_CACHE_HOME/mmtwin/oracle): initramfs, KVM verdict, kept serial logs."""
+    _oracle_clean()
+
+
+def _oracle_machine(machine: str) -> Any:
+    from mmtwin.config import load_machine
+
+    return load_machine(machine)
+
+
+@oracle_app.command("run")
+def oracle_run_cmd(
+    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
+    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
+    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
+    threads: int = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus)."),
+    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4."),
+    size_mib: Optional[int] = typer.Option(None, "--size-mib", metavar="N",
+                                           help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0)."),
+    sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
+                                               help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
+    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
+    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print everything parsed (per-phase snapshots, summary) as JSON."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
+                                              help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
+) -> None:
+    """Boot the preset's topology, run the memory hog, and print zone watermarks and placement counters.
+
+    The guest dumps /proc/vmstat, zoneinfo, buddyinfo, pagetypeinfo, meminfo and each node's numastat
+    before the hog, while it holds its memory (during) and after it exits.
+    """
+    from mmtwin.oracle import guest, run as orun
+
+    out_dir = orun.check_output_dir(output_dir)
+    m = _oracle_machine(machine)
+    # Check the settings before the (slow) boot.
+    topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
+    orun.parse_sysctls(sysctl)
+    orun.workload(topo, size_mib, threads, cpus)
+    doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
+                                  threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
+                                  timeout=timeout)
+    if result.note:
+        _err(f"oracle: {result.note}")
+    _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
+         "emulated times are not physical: compare counters, never times")
+    if out_dir is not None:
+        orun.write_raw(out_dir, doc, result)
+    _out(_dumps(doc) if json_out else orun.format_summary(doc))
+
+
+@oracle_app.command("capture")
+def oracle_capture_cmd(
+    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
+    out: Path = typer.Option(..., "--out", metavar="FILE.toml", help="The machine preset to write; its stem becomes its name."),
+    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
+    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
+    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
+    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+) -> None:
+    """Boot the preset's topology (no workload) and write a machine preset with the real kernel's zone layout.
+
+    Node memory, CPUs and distances as the guest reported them; reserved_mib per node = memory less the
+    pages the kernel manages. What a preset cannot express (per-zone reserve split, watermarks) is written
+    in the file's source text (docs/oracle.md). Check it with 'mmtwin presets show FILE.toml'.
+    """
+    from mmtwin.oracle import capture, guest, run as orun
+
+    path = capture.check_out(out)
+    m = _oracle_machine(machine)
+    guest.guest_topology(m, mem_mib, scale, max_cpus)
+    doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, kernel=kernel, accel=accel,
+                                  timeout=timeout, workload_on=False)
+    if result.note:
+        _err(f"oracle: {result.note}")
+    _err(f"oracle: guest booted and powered off in {result.wall_s:.1f} s wall ({result.accel})")
+    capture.write_preset(path, capture.preset_toml(path.stem, m, doc))
+    _out(f"wrote {path}: {doc['guest']['nodes']} nodes, memory {'+'.join(map(str, doc['guest']['memory_mib']))} MiB, "
+         f"Linux {doc['kernel']['release']}")
+
+
 # --------------------------------------------------------------------------- entry point
 
 

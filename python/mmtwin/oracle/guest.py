@@ -29,8 +29,9 @@ DEFAULT_MAX_CPUS = 8
 QEMU_MAX_NODES = 128       # QEMU's MAX_NODES
 NODE_ALIGN_MIB = 2         # node sizes are rounded down to whole 2 MiB (a huge page)
 # The guest's kernel command line: serial console, no reboot loop, quiet,
-# and no transparent huge pages (the twin has none: a hog's pages are 4 KiB each).
-KERNEL_ARGS = "console=ttyS0 panic=-1 quiet transparent_hugepage=never"
+# no transparent huge pages (the twin has none: a hog's pages are 4 KiB each) and no
+# automatic NUMA balancing (it migrates pages after the fact; the twin does not).
+KERNEL_ARGS = "console=ttyS0 panic=-1 quiet transparent_hugepage=never numa_balancing=disable"
 
 
 def cache_dir() -> Path:

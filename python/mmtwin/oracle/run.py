@@ -1,0 +1,282 @@
+"""`mmtwin oracle run` and `mmtwin oracle capture`: settings in, parsed counters out."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from mmtwin.errors import MmtwinError
+from mmtwin.oracle import guest, procfs
+
+PHASES = ("before", "during", "after")
+NUMASTAT = ("numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node")
+# vmstat counters whose change over the workload the summary prints (when they changed).
+VMSTAT_DELTAS = (
+    "pgfault", "pgmajfault", "pgfree", "pgactivate", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd",
+    "pgsteal_direct", "allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable",
+    "pswpin", "pswpout", "numa_pte_updates", "zone_reclaim_failed", "kswapd_low_wmark_hit_quickly",
+    "kswapd_high_wmark_hit_quickly", "oom_kill",
+)
+HEADROOM_MIB = 192          # what the guest kernel and its tmpfs root keep for themselves, roughly
+_SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+_SYSCTL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*$")
+
+
+def parse_sysctls(items: Optional[Sequence[str]]) -> list[tuple[str, str]]:
+    """--sysctl KEY=VALUE (KEY as sysctl(8) names it, e.g. vm.zone_reclaim_mode)."""
+    out = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), " ".join(value.split())
+        if not sep or not _SYSCTL_KEY.match(key):
+            raise MmtwinError(
+                f"--sysctl: {item!r} is not allowed; expected KEY=VALUE with a dotted sysctl name such as "
+                "vm.zone_reclaim_mode=1"
+            )
+        if not _SYSCTL_VALUE.match(value):
+            raise MmtwinError(
+                f"--sysctl: {key}: value {value!r} is not allowed; expected numbers or words (letters, digits, _ . : -), "
+                "space-separated, e.g. vm.lowmem_reserve_ratio='256 256 32 0 0'"
+            )
+        out.append((key, value))
+    return out
+
+
+def _parse_id_list(text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    from mmtwin.config import parse_id_list
+
+    try:
+        return parse_id_list(text)
+    except ValueError as exc:
+        raise MmtwinError(f"--cpus: {text!r} is not allowed; {exc} (expected a list such as 0-3 or 0,2)") from None
+
+
+def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str]) -> dict[str, Any]:
+    """The memory hog's settings, checked against the guest."""
+    if size_mib is None:
+        size_mib = topo.memory_mib[0] // 2
+    if size_mib < 1:
+        raise MmtwinError(f"--size-mib: {size_mib} is not allowed; expected at least 1")
+    limit = topo.total_mib - HEADROOM_MIB
+    if size_mib > limit:
+        raise MmtwinError(
+            f"--size-mib: {size_mib} is not allowed; the {topo.total_mib} MiB guest has no swap, so the hog must be "
+            f"at most {limit} MiB (guest memory less {HEADROOM_MIB} MiB for the guest kernel)"
+        )
+    if threads < 1:
+        raise MmtwinError(f"--threads: {threads} is not allowed; expected at least 1")
+    ids = _parse_id_list(cpus)
+    if ids is None:
+        if threads > topo.total_cpus:
+            raise MmtwinError(
+                f"--threads: {threads} is not allowed; the guest has {topo.total_cpus} CPUs and each thread gets its own"
+            )
+        ids = list(range(threads))
+    if len(ids) != threads:
+        raise MmtwinError(f"--cpus: {len(ids)} CPUs for {threads} threads is not allowed; give one CPU per thread")
+    for c in ids:
+        if c >= topo.total_cpus:
+            raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
+    return {"kind": "memhog", "size_mib": size_mib, "threads": threads, "cpus": ids}
+
+
+def snapshots(out: guest.GuestOutput) -> dict[str, Any]:
+    """Parsed /proc and /sys files per phase."""
+    result: dict[str, Any] = {}
+    for phase in PHASES:
+        sec = {name: text for (ph, name), text in out.sections.items() if ph == phase}
+        if not sec:
+            continue
+        snap: dict[str, Any] = {}
+        if "vmstat" in sec:
+            snap["vmstat"] = procfs.parse_counters(sec["vmstat"])
+        if "zoneinfo" in sec:
+            snap["zoneinfo"] = procfs.parse_zoneinfo(sec["zoneinfo"])
+        if "buddyinfo" in sec:
+            snap["buddyinfo"] = procfs.parse_buddyinfo(sec["buddyinfo"])
+        if "pagetypeinfo" in sec:
+            snap["pagetypeinfo"] = procfs.parse_pagetypeinfo(sec["pagetypeinfo"])
+        if "meminfo" in sec:
+            snap["meminfo"] = procfs.parse_meminfo(sec["meminfo"])
+        nodes = sorted(int(n[len("numastat-node"):]) for n in sec if n.startswith("numastat-node"))
+        snap["numastat"] = {str(n): procfs.parse_counters(sec[f"numastat-node{n}"]) for n in nodes}
+        result[phase] = snap
+    return result
+
+
+def guest_info(out: guest.GuestOutput) -> dict[str, Any]:
+    """What the guest said about itself: release, command line, CPUs, memory and distances per node."""
+    sec = {name: text for (ph, name), text in out.sections.items() if ph == "info"}
+    nodes = sorted(int(n[len("cpulist-node"):]) for n in sec if n.startswith("cpulist-node"))
+    return {
+        "release": sec.get("uname", "").strip(),
+        "cmdline": sec.get("cmdline", "").strip(),
+        "nodes": [
+            {
+                "node": n,
+                "cpus": procfs.parse_cpulist(sec.get(f"cpulist-node{n}", "")),
+                "meminfo_kb": procfs.parse_meminfo(sec.get(f"meminfo-node{n}", "")),
+                "distance": [int(x) for x in sec.get(f"distance-node{n}", "").split()],
+            }
+            for n in nodes
+        ],
+        "sysctl": dict(out.values),
+    }
+
+
+def summarize(snaps: dict[str, Any]) -> dict[str, Any]:
+    """Per-zone layout and watermarks, placement counters, pgalloc per zone and vmstat changes."""
+    before = snaps.get("before", {})
+    after = snaps.get("after", before)
+    during = snaps.get("during", {})
+    free = {ph: {(z["node"], z["zone"]): z.get("free") for z in snaps.get(ph, {}).get("zoneinfo", [])}
+            for ph in PHASES}
+    zones = []
+    for z in before.get("zoneinfo", []):
+        if not z.get("present"):
+            continue
+        key = (z["node"], z["zone"])
+        zones.append({
+            "node": z["node"], "zone": z["zone"],
+            **{k: z.get(k) for k in ("spanned", "present", "managed", "min", "low", "high", "protection", "start_pfn")},
+            "free_before": free["before"].get(key),
+            "free_during": free["during"].get(key) if during else None,
+            "free_after": free["after"].get(key) if "after" in snaps else None,
+        })
+    numa = {}
+    for node, b in before.get("numastat", {}).items():
+        a = after.get("numastat", {}).get(node, b)
+        numa[node] = {k: {"before": b.get(k, 0), "after": a.get(k, 0), "delta": a.get(k, 0) - b.get(k, 0)}
+                      for k in NUMASTAT}
+    vb, va = before.get("vmstat", {}), after.get("vmstat", {})
+    pgalloc = {k[len("pgalloc_"):]: va.get(k, 0) - vb.get(k, 0) for k in va if k.startswith("pgalloc_")}
+    deltas = {k: va[k] - vb.get(k, 0) for k in VMSTAT_DELTAS if k in va}
+    return {"zones": zones, "numastat": numa, "pgalloc": pgalloc, "vmstat_delta": deltas}
+
+
+def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> tuple[str, str]:
+    if wl is None:
+        conf = "HOG_MIB=0\n"
+    else:
+        conf = f"HOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\nHOG_CPUS={','.join(map(str, wl['cpus']))}\n"
+    return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
+
+
+def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[float] = None,
+               max_cpus: int = guest.DEFAULT_MAX_CPUS, size_mib: Optional[int] = None, threads: int = 1,
+               cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
+               accel: str = "auto", timeout: float = 300.0, workload_on: bool = True) -> tuple[dict[str, Any], guest.BootResult]:
+    """Boot, run the hog (unless `workload_on` is False) and return (the result dict, the boot)."""
+    topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
+    settings = parse_sysctls(sysctls)
+    wl = workload(topo, size_mib, threads, cpus) if workload_on else None
+    conf, sysctl_text = _settings(wl, settings)
+    result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout)
+    out = result.output
+    if out.errors:
+        raise MmtwinError(f"--sysctl: the guest kernel said: {out.errors[0]}")
+    snaps = snapshots(out)
+    doc: dict[str, Any] = {
+        "machine": machine.name,
+        "accel": result.accel,
+        "kernel_image": str(result.kernel),
+        "guest": {
+            "nodes": topo.nodes,
+            "cpus_per_node": topo.cpus,
+            "preset_cpus_per_node": topo.preset_cpus,
+            "cpus_cut": topo.cut_note(),
+            "memory_mib": topo.memory_mib,
+            "preset_memory_mib": topo.preset_memory_mib,
+            "distance": topo.distance,
+        },
+        "kernel": guest_info(out),
+        "sysctl_set": dict(settings),
+        "workload": None,
+        "snapshots": snaps,
+        "summary": summarize(snaps),
+    }
+    if wl is not None:
+        printed = out.sections.get(("run", "workload"), "").strip()
+        doc["workload"] = {**wl, "output": printed, "status": out.status.get("workload")}
+    return doc, result
+
+
+# --------------------------------------------------------------------------- text
+
+
+def format_summary(doc: dict[str, Any]) -> str:
+    g, k, s = doc["guest"], doc["kernel"], doc["summary"]
+    lines = []
+    mem = "+".join(map(str, g["memory_mib"]))
+    cpus = "+".join(map(str, g["cpus_per_node"]))
+    lines.append(f"oracle: {doc['machine']} on Linux {k['release']} ({doc['accel']}): {g['nodes']} nodes, "
+                 f"CPUs {cpus}, memory {mem} MiB")
+    if g["cpus_cut"]:
+        lines.append(f"  {g['cpus_cut']}")
+    dist = g["distance"]
+    if len(dist) > 1:
+        lines.append("  distance: " + " / ".join(" ".join(map(str, row)) for row in dist))
+    sysctl = k.get("sysctl", {})
+    if sysctl:
+        lines.append("  sysctl: " + ", ".join(f"{key}={v}" for key, v in sysctl.items()))
+    wl = doc.get("workload")
+    if wl:
+        lines.append(f"workload: memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU "
+                     f"{','.join(map(str, wl['cpus']))}; exit status {wl['status']}")
+        if wl["output"]:
+            lines.append(f"  guest: {wl['output']}  (guest time, not comparable with the twin's)")
+    lines.append("")
+    lines.append("zones (pages)        spanned   present   managed     min     low    high  free:before  during   after  protection")
+    for z in s["zones"]:
+        def n(v: Any) -> str:
+            return "-" if v is None else str(v)
+        lines.append(
+            f"  node {z['node']} {z['zone']:<8} {z['spanned']:>9} {z['present']:>9} {z['managed']:>9} {z['min']:>7} "
+            f"{z['low']:>7} {z['high']:>7} {n(z['free_before']):>12} {n(z['free_during']):>7} {n(z['free_after']):>7}  "
+            f"({', '.join(map(str, z['protection']))})"
+        )
+    if s["numastat"]:
+        lines.append("")
+        lines.append("numastat (change over the workload)" if wl else "numastat")
+        lines.append("  node " + "".join(f"{c:>15}" for c in NUMASTAT))
+        for node, row in s["numastat"].items():
+            lines.append(f"  {node:>4} " + "".join(f"{row[c]['delta' if wl else 'after']:>15}" for c in NUMASTAT))
+    if wl:
+        lines.append("")
+        lines.append("pgalloc (change): " + ", ".join(f"{z} {v}" for z, v in s["pgalloc"].items()))
+        changed = {c: v for c, v in s["vmstat_delta"].items() if v}
+        lines.append("vmstat (change): " + (", ".join(f"{c} {v}" for c, v in changed.items()) or "none"))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- raw files
+
+
+def write_raw(dir: Path, doc: dict[str, Any], result: guest.BootResult) -> None:
+    """--output-dir: the raw /proc and /sys texts per phase, the serial log, QEMU's command line and oracle.json."""
+    for (phase, name), text in sorted(result.output.sections.items()):
+        target = dir / phase / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    (dir / "serial.log").write_text(result.output.serial)
+    (dir / "qemu-cmdline").write_text(" ".join(result.command) + "\n")
+    (dir / "oracle.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def check_output_dir(path: Optional[Path]) -> Optional[Path]:
+    if path is None:
+        return None
+    from mmtwin.results import make_writable_dir
+
+    path = make_writable_dir(Path(path), "--output-dir", "give a new or empty directory, or an earlier oracle output")
+    entries = sorted(p.name for p in path.iterdir())
+    if entries and "oracle.json" not in entries:
+        raise MmtwinError(
+            f"--output-dir: directory {str(path)!r} is not empty and holds no oracle.json (found {entries[0]!r}); "
+            "give a new or empty directory, or an earlier oracle output to replace"
+        )
+    return path
