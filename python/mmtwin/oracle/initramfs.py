@@ -179,7 +179,7 @@ def _is_static_elf(path: Path) -> bool:
 
 
 def find_busybox() -> Path:
-    """The static busybox to put in the guest: the BUSYBOX environment variable, else busybox on PATH."""
+    """The static busybox to put in the guest: $MMTWIN_ORACLE_BUSYBOX, else busybox on PATH, else /bin/busybox."""
     given = os.environ.get("MMTWIN_ORACLE_BUSYBOX")
     found = given or shutil.which("busybox") or ("/bin/busybox" if os.path.exists("/bin/busybox") else None)
     hint = "install it: apt-get install busybox-static"
@@ -187,7 +187,7 @@ def find_busybox() -> Path:
         raise MmtwinError(f"oracle: busybox not found; {hint}")
     path = Path(found)
     if not path.is_file():
-        raise MmtwinError(f"oracle: busybox: {found!r} is not a file; {hint}")
+        raise MmtwinError(f"oracle: busybox not found at {found}; {hint}")
     if not _is_static_elf(path):
         raise MmtwinError(f"oracle: busybox at {found} is not a statically linked x86-64 program; {hint}")
     return path

@@ -1,0 +1,390 @@
+"""mmtwin oracle: a real Linux kernel under QEMU beside the twin (docs/oracle.md).
+
+Parsing tests read text a real 6.1 guest printed (tests/fixtures/oracle/,
+recorded with `mmtwin oracle run -m x86-64-2node-24cpu --mem-mib 2048
+--size-mib 1400 --cpus 0 --output-dir DIR`). Error tests use fake programs
+and paths. Boot tests boot the real kernel; they skip when QEMU, a
+/boot/vmlinuz-* or busybox is missing, except under CI, where they fail.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from mmtwin import cli
+from mmtwin.oracle import capture, guest, procfs, run as orun
+
+FIX = FIXTURES / "oracle"
+MACHINE = "x86-64-2node-24cpu"  # 2 nodes, distance 31
+
+
+def fixture(name: str) -> str:
+    return (FIX / f"6.1-2node-2g-{name}").read_text()
+
+
+def call(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.fixture(autouse=True)
+def own_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Each test gets its own $XDG_CACHE_HOME (boot tests share one, below)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def test_zoneinfo_fixture() -> None:
+    zones = procfs.parse_zoneinfo(fixture("before-zoneinfo"))
+    assert [(z["node"], z["zone"]) for z in zones] == [
+        (n, z) for n in (0, 1) for z in ("DMA", "DMA32", "Normal", "Movable", "Device")
+    ]
+    populated = [z for z in zones if z["present"]]
+    assert [(z["node"], z["zone"]) for z in populated] == [(0, "DMA"), (0, "DMA32"), (1, "DMA32")]
+    dma = populated[0]
+    assert (dma["spanned"], dma["present"], dma["managed"]) == (4095, 3998, 3840)
+    assert dma["start_pfn"] == 1
+    assert len(dma["protection"]) == 5 and dma["protection"][0] == 0 and dma["protection"][1] > 0
+    for z in populated:
+        assert 0 < z["min"] < z["low"] < z["high"] < z["managed"] <= z["present"] <= z["spanned"]
+        assert z["stats"]["nr_free_pages"] == z["free"]
+        assert len(z["pagesets"]) == 8 and all("batch" in p and "vm_stats_threshold" in p for p in z["pagesets"])
+    # Per-node stats print with the first populated zone of each node.
+    assert populated[0]["node_stats"] and not populated[1]["node_stats"] and populated[2]["node_stats"]
+    # The two nodes are 1 GiB each: node 1 starts at pfn 262144.
+    assert populated[2]["start_pfn"] == 262144
+    assert sum(z["spanned"] for z in zones if z["node"] == 1) == 262112
+    # Unpopulated zones: only their header fields.
+    assert zones[2]["managed"] == 0 and zones[2]["stats"] == {}
+
+
+def test_vmstat_numastat_buddyinfo_pagetypeinfo_fixtures() -> None:
+    before, after = procfs.parse_counters(fixture("before-vmstat")), procfs.parse_counters(fixture("after-vmstat"))
+    assert after["pgfault"] - before["pgfault"] >= 1400 * 256  # one fault per page touched
+    assert {"pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "numa_miss", "nr_free_pages"} <= set(before)
+    n1b, n1a = procfs.parse_counters(fixture("before-numastat-node1")), procfs.parse_counters(fixture("after-numastat-node1"))
+    assert set(n1b) == set(orun.NUMASTAT)
+    assert n1a["numa_miss"] - n1b["numa_miss"] > 50_000  # the 1400 MiB hog on CPU 0 spilled into node 1
+    buddy = procfs.parse_buddyinfo(fixture("before-buddyinfo"))
+    assert [(b["node"], b["zone"]) for b in buddy] == [(0, "DMA"), (0, "DMA32"), (1, "DMA32")]
+    assert all(len(b["free"]) == 11 for b in buddy)
+    pt = procfs.parse_pagetypeinfo(fixture("before-pagetypeinfo"))
+    assert (pt["pageblock_order"], pt["pages_per_block"]) == (9, 512)
+    assert {"Unmovable", "Movable", "Reclaimable"} <= {f["type"] for f in pt["free"]}
+    assert len(pt["blocks"]) == 3 and all("Movable" in b["blocks"] for b in pt["blocks"])
+
+
+def test_serial_split_summary_and_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = guest.split_serial(fixture("serial.log"))
+    assert out.started and out.done and not out.errors
+    assert out.status == {"workload": 0}
+    assert out.sections[("run", "workload")].startswith("memhog: touched 358400 pages (1400 MiB)")
+    assert out.sections[("info", "uname")].strip().startswith("6.1.")
+    assert {ph for ph, _ in out.sections} == {"info", "before", "run", "during", "after"}
+    snaps = orun.snapshots(out)
+    summary = orun.summarize(snaps)
+    assert summary["numastat"]["1"]["numa_miss"]["delta"] > 50_000
+    assert summary["numastat"]["0"]["numa_foreign"]["delta"] == summary["numastat"]["1"]["numa_miss"]["delta"]
+    assert summary["pgalloc"]["dma32"] > 300_000
+    # During the hog node 0 is down to its watermarks; after it exits, free again.
+    z0 = [z for z in summary["zones"] if (z["node"], z["zone"]) == (0, "DMA32")][0]
+    assert z0["free_during"] < 4 * z0["high"] and z0["free_after"] > 0.9 * z0["managed"]
+    # A preset from the same guest output loads and keeps the node memory.
+    from mmtwin.config import load_machine
+
+    doc = {
+        "machine": MACHINE, "accel": "tcg",
+        "guest": {"nodes": 2, "cpus_per_node": [4, 4], "memory_mib": [1024, 1024], "distance": [[10, 31], [31, 10]]},
+        "kernel": orun.guest_info(out), "snapshots": snaps,
+    }
+    path = tmp_path / "captured-2n.toml"
+    capture.write_preset(path, capture.preset_toml(path.stem, load_machine(MACHINE), doc))
+    m = load_machine(str(path))
+    assert m.topology.memory() == [1024, 1024] and m.topology.cpus() == [4, 4]
+    assert m.topology.distance == [[10, 31], [31, 10]]
+    zones = snaps["before"]["zoneinfo"]
+    for n in (0, 1):
+        managed = sum(z["managed"] for z in zones if z["node"] == n)
+        assert abs(m.topology.reserved()[n] * 256 - (1024 * 256 - managed)) <= 128
+    code, text, err = call(capsys, "presets", "show", str(path))
+    assert code == 0, err
+    assert "machine captured-2n:" in text
+
+
+def test_cpio_is_deterministic_newc() -> None:
+    from mmtwin.oracle import initramfs
+
+    a = initramfs.settings_archive("HOG_MIB=1\n", "vm.x 1\n")
+    assert a == initramfs.settings_archive("HOG_MIB=1\n", "vm.x 1\n")
+    assert a.startswith(b"070701") and b"TRAILER!!!" in a and len(a) % 4 == 0
+
+
+# --------------------------------------------------------------------------- topology
+
+
+def test_topology_scaling_and_cpu_cut() -> None:
+    from mmtwin.config import load_machine
+
+    m = load_machine(MACHINE)
+    t = guest.guest_topology(m)
+    assert t.memory_mib == [1024, 1024] and t.cpus == [4, 4]
+    assert t.cut_note() == "CPUs cut to fit --max-cpus 8: node 0 12 -> 4, node 1 12 -> 4"
+    assert guest.guest_topology(m, scale=0.25).memory_mib == [1536, 1536]
+    t = guest.guest_topology(m, mem_mib=1000, max_cpus=3)
+    assert t.memory_mib == [500, 500] and t.cpus == [2, 1] and t.cpu_ids(1) == [2]
+    args = guest.qemu_args("qemu", t, Path("/k"), Path("/i"), Path("/s"), "tcg")
+    line = " ".join(args)
+    assert "-numa node,nodeid=0,memdev=mem0,cpus=0-1" in line and "-numa node,nodeid=1,memdev=mem1,cpus=2" in line
+    assert "memory-backend-ram,id=mem1,size=500M" in line
+    assert "-numa dist,src=0,dst=1,val=31" in line and "-numa dist,src=1,dst=0,val=31" in line
+    assert "-m 1000M" in line and "-smp 3" in line
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.fixture
+def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake qemu-system-x86_64 first on PATH (its behaviour from $FAKE_QEMU) and a fake /boot."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    qemu = bindir / "qemu-system-x86_64"
+    qemu.write_text(
+        "#!/bin/sh\necho $$ > \"$FAKE_QEMU_PID\"\n"
+        "case \"$FAKE_QEMU\" in\n"
+        "  hang) sleep 60 ;;\n"
+        "  numa) echo 'qemu-system-x86_64: -numa node,nodeid=0: cannot build this' >&2; exit 1 ;;\n"
+        "esac\nexit 0\n"
+    )
+    qemu.chmod(0o755)
+    boot = tmp_path / "boot"
+    boot.mkdir()
+    (boot / "vmlinuz-6.1.0-0-fake").write_bytes(b"not a kernel")
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("MMTWIN_ORACLE_BOOT", str(boot))
+    monkeypatch.setenv("FAKE_QEMU_PID", str(tmp_path / "qemu.pid"))
+    monkeypatch.setattr(guest, "host_mem_available_mib", lambda meminfo="/proc/meminfo": 16384)
+    return tmp_path
+
+
+RUN = ["oracle", "run", "-m", MACHINE, "--accel", "tcg"]
+
+
+def test_error_qemu_missing(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, out, err = call(capsys, *RUN)
+    assert code == 2 and out == ""
+    assert err == "mmtwin: error: oracle: qemu-system-x86_64 not found; install it: apt-get install qemu-system-x86\n"
+
+
+def test_error_no_kernel(capsys: pytest.CaptureFixture[str], fake_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = fake_tools / "noboot"
+    empty.mkdir()
+    monkeypatch.setenv("MMTWIN_ORACLE_BOOT", str(empty))
+    code, _, err = call(capsys, *RUN)
+    assert code == 2
+    assert err == f"mmtwin: error: oracle: no kernel image {empty}/vmlinuz-*; install one: apt-get install linux-image-cloud-amd64\n"
+    code, _, err = call(capsys, *RUN, "--kernel", str(empty / "nope"))
+    assert code == 2 and err.startswith("mmtwin: error: --kernel: ") and err.count("\n") == 1
+
+
+def test_error_busybox_missing(capsys: pytest.CaptureFixture[str], fake_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MMTWIN_ORACLE_BUSYBOX", str(fake_tools / "no-busybox"))
+    code, _, err = call(capsys, *RUN)
+    assert code == 2
+    assert err == (f"mmtwin: error: oracle: busybox not found at {fake_tools / 'no-busybox'}; "
+                   "install it: apt-get install busybox-static\n")
+    dynamic = fake_tools / "busybox-dyn"
+    shutil.copy("/bin/sh" if os.path.exists("/bin/sh") else "/usr/bin/env", dynamic)
+    monkeypatch.setenv("MMTWIN_ORACLE_BUSYBOX", str(dynamic))
+    code, _, err = call(capsys, *RUN)
+    assert code == 2 and "is not a statically linked x86-64 program; install it: apt-get install busybox-static" in err
+
+
+def test_error_non_x86_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capsys, "oracle", "run", "-m", "sgi-altix-28node")
+    assert code == 2 and out == ""
+    assert err == ("mmtwin: error: --machine: 'sgi-altix-28node' is an ia64 machine; the oracle boots x86-64 guests "
+                   "only (arch = \"x86_64\" presets)\n")
+    code, _, err = call(capsys, "oracle", "capture", "-m", "sgi-altix-28node", "--out", "/tmp/x.toml")
+    assert code == 2 and "is an ia64 machine" in err
+
+
+def test_error_more_memory_than_host(capsys: pytest.CaptureFixture[str], fake_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(guest, "host_mem_available_mib", lambda meminfo="/proc/meminfo": 3000)
+    code, _, err = call(capsys, *RUN, "--mem-mib", "4096", "--size-mib", "100")
+    assert code == 2
+    assert err == ("mmtwin: error: --mem-mib: a 4096 MiB guest is not allowed; this host has 3000 MiB available "
+                   "(MemAvailable); give a smaller --mem-mib or --scale\n")
+
+
+def test_error_topology_qemu_rejects(capsys: pytest.CaptureFixture[str], fake_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_QEMU", "numa")
+    code, _, err = call(capsys, *RUN, "--size-mib", "100")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("mmtwin: error: oracle: qemu-system-x86_64 could not build this topology or boot (exit 1): "
+                          "qemu-system-x86_64: -numa node,nodeid=0: cannot build this")
+
+
+def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_QEMU", "hang")
+    start = time.monotonic()
+    code, _, err = call(capsys, *RUN, "--size-mib", "100", "--timeout", "1")
+    assert time.monotonic() - start < 30
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("mmtwin: error: --timeout: the guest did not finish within 1 s; QEMU was killed")
+    pid = int((fake_tools / "qemu.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--size-mib", "5000"], "--size-mib: 5000 is not allowed; the 2048 MiB guest has no swap, so the hog must be at most 1856 MiB"),
+        (["--threads", "9"], "--threads: 9 is not allowed; the guest has 8 CPUs and each thread gets its own"),
+        (["--threads", "2", "--cpus", "0"], "--cpus: 1 CPUs for 2 threads is not allowed; give one CPU per thread"),
+        (["--cpus", "8"], "--cpus: CPU 8 is not allowed; the guest has CPUs 0-7"),
+        (["--sysctl", "zone_reclaim_mode"], "--sysctl: 'zone_reclaim_mode' is not allowed; expected KEY=VALUE"),
+        (["--sysctl", "vm.min_free_kbytes=1;reboot"], "--sysctl: vm.min_free_kbytes: value '1;reboot' is not allowed"),
+        (["--mem-mib", "100"], "--mem-mib: 100 is not allowed; the guest needs at least 256 MiB"),
+        (["--scale", "0.001"], "--scale: 0.001 gives node 0 6 MiB; every guest node needs at least 64 MiB"),
+        (["--scale", "2"], "--scale: 2.0 is not allowed; expected a number S with 0 < S <= 1"),
+        (["--mem-mib", "1024", "--scale", "0.5"], "--mem-mib: give --mem-mib or --scale, not both"),
+        (["--accel", "xen"], "--accel: 'xen' is not allowed; expected auto, kvm or tcg"),
+        (["--max-cpus", "0"], "--max-cpus: 0 is not allowed; expected at least 1"),
+    ],
+)
+def test_bad_input_one_line(capsys: pytest.CaptureFixture[str], fake_tools: Path, args: list[str], message: str) -> None:
+    code, out, err = call(capsys, *RUN, *args)
+    assert code == 2 and out == ""
+    assert err.startswith(f"mmtwin: error: {message}"), err
+    assert err.count("\n") == 1
+
+
+def test_capture_out_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = call(capsys, "oracle", "capture", "-m", MACHINE, "--out", str(tmp_path / "x.txt"))
+    assert code == 2 and "--out: " in err and "ends in .toml" in err
+    code, _, err = call(capsys, "oracle", "capture", "-m", MACHINE, "--out", str(tmp_path / "no" / "x.toml"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_clean(capsys: pytest.CaptureFixture[str], own_cache: Path) -> None:
+    code, out, _ = call(capsys, "oracle", "clean")
+    assert code == 0 and out.startswith("nothing to remove: ")
+    (own_cache / "mmtwin" / "oracle" / "runs").mkdir(parents=True)
+    (own_cache / "mmtwin" / "oracle" / "initramfs-x.cpio").write_text("x")
+    code, out, _ = call(capsys, "oracle", "--clean")
+    assert code == 0 and out == f"removed {own_cache / 'mmtwin' / 'oracle'}\n"
+    assert not (own_cache / "mmtwin" / "oracle").exists()
+    assert (own_cache / "mmtwin").exists()
+
+
+def test_help_is_true(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "oracle", "--help")
+    assert code == 0 and all(c in out for c in ("run", "capture", "clean", "--clean"))
+    code, out, _ = call(capsys, "oracle", "run", "--help")
+    for opt in ("--mem-mib", "--scale", "--threads", "--cpus", "--size-mib", "--sysctl", "--max-cpus", "--kernel",
+                "--accel", "--timeout", "--json", "--output-dir"):
+        assert opt in out
+
+
+# --------------------------------------------------------------------------- boots
+
+
+def _tools_missing() -> list[str]:
+    missing = []
+    if shutil.which("qemu-system-x86_64") is None:
+        missing.append("qemu-system-x86 (qemu-system-x86_64)")
+    if not glob.glob("/boot/vmlinuz-*"):
+        missing.append("linux-image-cloud-amd64 (/boot/vmlinuz-*)")
+    if shutil.which("busybox") is None and not os.path.exists("/bin/busybox"):
+        missing.append("busybox-static")
+    if shutil.which("gcc") is None:
+        missing.append("gcc")
+    return missing
+
+
+MISSING = _tools_missing()
+if os.environ.get("CI") and MISSING:
+    # In CI the boot tests must run: .ci/run installs these packages.
+    raise RuntimeError(f"CI: the oracle's boot tests need {', '.join(MISSING)}; .ci/run must install them")
+requires_vm = pytest.mark.skipif(bool(MISSING), reason=f"needs {', '.join(MISSING)}")
+
+
+@pytest.fixture(scope="module")
+def boot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the boot tests: the initramfs is built once and a KVM verdict is kept."""
+    return tmp_path_factory.mktemp("oracle-cache")
+
+
+def _run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    code, out, err = call(capsys, "oracle", "run", "-m", MACHINE, "--mem-mib", "2048", "--json", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@requires_vm
+def test_boot_hog_below_and_above_node0(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                         boot_cache: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    small = _run_json(capsys, "--size-mib", "256", "--cpus", "0")
+    zones = small["snapshots"]["before"]["zoneinfo"]
+    assert sorted({z["node"] for z in zones}) == [0, 1]
+    assert small["kernel"]["release"].startswith("6.")
+    assert [n["cpus"] for n in small["kernel"]["nodes"]] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [n["distance"] for n in small["kernel"]["nodes"]] == [[10, 31], [31, 10]]
+    assert small["workload"]["status"] == 0
+    s = small["summary"]["numastat"]
+    assert s["0"]["local_node"]["delta"] >= 256 * 256 * 0.9  # the hog's pages came from node 0
+    assert s["1"]["numa_miss"]["delta"] < 1000
+    big = _run_json(capsys, "--size-mib", "1400", "--cpus", "0", "--output-dir", str(tmp_path / "raw"))
+    b = big["summary"]["numastat"]
+    assert b["1"]["numa_miss"]["delta"] > 50_000  # node 0 is 1 GiB: the rest spilled into node 1
+    assert b["0"]["numa_foreign"]["delta"] == b["1"]["numa_miss"]["delta"]
+    assert big["summary"]["vmstat_delta"]["pgfault"] >= 1400 * 256
+    for f in ("before/zoneinfo", "after/vmstat", "during/numastat-node1", "serial.log", "oracle.json", "qemu-cmdline"):
+        assert (tmp_path / "raw" / f).is_file(), f
+    assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # nothing left behind
+
+
+@requires_vm
+def test_boot_sysctl_applied(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, boot_cache: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    doc = _run_json(capsys, "--size-mib", "64", "--sysctl", "vm.min_free_kbytes=16384", "--sysctl", "vm.zone_reclaim_mode=1")
+    assert doc["kernel"]["sysctl"]["vm.min_free_kbytes"] == "16384"
+    assert doc["kernel"]["sysctl"]["vm.zone_reclaim_mode"] == "1"
+    code, _, err = call(capsys, "oracle", "run", "-m", MACHINE, "--mem-mib", "2048", "--size-mib", "64",
+                        "--sysctl", "vm.no_such_knob=1")
+    assert code == 2 and err == "mmtwin: error: --sysctl: the guest kernel said: sysctl vm.no_such_knob no such sysctl in this kernel\n"
+
+
+@requires_vm
+def test_boot_capture(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, boot_cache: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    path = tmp_path / "real-2node.toml"
+    code, out, err = call(capsys, "oracle", "capture", "-m", MACHINE, "--mem-mib", "2048", "--out", str(path))
+    assert code == 0, err
+    assert out.startswith(f"wrote {path}: 2 nodes, memory 1024+1024 MiB")
+    code, text, err = call(capsys, "presets", "show", str(path))
+    assert code == 0, err
+    from mmtwin.config import load_machine
+
+    m = load_machine(str(path))
+    assert m.topology.memory() == [1024, 1024]
+    assert m.topology.distance == [[10, 31], [31, 10]]
+    assert all(0 < r < 128 for r in m.topology.reserved())
+    assert "managed" in m.source
