@@ -492,17 +492,27 @@ impl Kernel {
     }
 
     /// Take every page of an inode out of the page cache and free it
-    /// (truncate_inode_pages). Pages under writeback or locked are waited
-    /// for; a page a reclaimer has isolated is retried a moment later.
+    /// (truncate_inode_pages_range, 3.0). A first pass frees every page
+    /// that is neither under writeback nor locked; then the first page left
+    /// is waited for, and the pass runs again. A page a reclaimer has
+    /// isolated is retried a moment later.
     pub fn truncate_inode_pages(&mut self, ctx: &mut Ctx, ino: u32) -> PageOp {
+        let mut wait_zone = None;
+        let mut isolated = false;
         for p in self.inode_pages(ino) {
             if self.mm.pages.test(p, PG_WRITEBACK) || self.mm.pages.test(p, PG_LOCKED) {
-                let zi = self.mm.zone_of(p);
-                return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+                wait_zone.get_or_insert(self.mm.zone_of(p));
+                continue;
             }
             if !self.free_file_page(ctx, p) {
-                return PageOp::Sleep(Next::sleep_for(ctx.clock(), 1_000_000));
+                isolated = true;
             }
+        }
+        if let Some(zi) = wait_zone {
+            return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
+        }
+        if isolated {
+            return PageOp::Sleep(Next::sleep_for(ctx.clock(), 1_000_000));
         }
         PageOp::Done
     }

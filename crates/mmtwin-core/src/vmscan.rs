@@ -1247,4 +1247,33 @@ mod tests {
         assert!(matches!(k.shared_write_fault(&mut ctx, ino, 1), crate::filemap::PageOp::Done));
         assert!(!k.mm.pages.test(b, PG_RECLAIM));
     }
+
+    #[test]
+    fn unlink_frees_the_pages_not_under_writeback_before_it_waits() {
+        // truncate_inode_pages_range (3.0): a first pass removes every page
+        // neither locked nor under writeback; only then does it wait.
+        let mut k = boot(0);
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        k.mm.cache.enter(0);
+        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        for idx in 0..16 {
+            assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
+        }
+        k.lru_add_drain(&mut ctx);
+        // Page 3 is being written; the other 15 are dirty.
+        let p3 = k.find_get_page(ino, 3).unwrap();
+        k.clear_page_dirty_for_io(p3);
+        k.set_page_writeback(p3);
+        let zi = k.mm.zone_of(p3);
+        let r = k.sys_unlink(&mut ctx, ino);
+        assert!(matches!(r, crate::filemap::PageOp::Sleep(Next::Sleep { wq: Some(Wq::Page(z)), .. }) if z == zi), "unlink did not wait for the page under writeback");
+        assert_eq!(k.inode_pages(ino), vec![p3], "pages other than the one under writeback are still cached");
+        assert_eq!(k.zs(zi, Zs::NrFileDirty), 0);
+        assert_eq!(k.zs(zi, Zs::NrFilePages), 1);
+        // Its writeback ends: the unlink finishes.
+        k.end_page_writeback(p3);
+        assert!(matches!(k.sys_unlink(&mut ctx, ino), crate::filemap::PageOp::Done));
+        assert!(k.inode_pages(ino).is_empty());
+    }
 }
