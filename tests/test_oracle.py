@@ -302,6 +302,41 @@ def test_help_is_true(capsys: pytest.CaptureFixture[str]) -> None:
         assert opt in out
 
 
+def test_compare_twin_from_fixture() -> None:
+    """The twin built from a recorded 6.1 run: its layout is the guest's, and it places the hog as the guest did.
+    The recorded guest did not recompute its watermarks (oracle run does not), so they come from the managed
+    counts of early boot and the comparison must report them as different."""
+    from mmtwin.config import load_machine
+    from mmtwin.engine import run_spec, strip_perf
+    from mmtwin.oracle import compare as ocmp
+
+    out = guest.split_serial(fixture("serial.log"))
+    snaps = orun.snapshots(out)
+    doc = {
+        "machine": MACHINE, "accel": "tcg",
+        "guest": {"nodes": 2, "cpus_per_node": [4, 4], "memory_mib": [1024, 1024], "distance": [[10, 31], [31, 10]]},
+        "kernel": orun.guest_info(out), "snapshots": snaps, "summary": orun.summarize(snaps),
+        "workload": {"size_mib": 1400, "threads": 1, "cpus": [0]},
+    }
+    spec = ocmp.twin_spec(load_machine(MACHINE), doc)
+    zones = [z for z in snaps["before"]["zoneinfo"] if z["managed"]]
+    assert [[z["present_pages"] for z in n["zones"]] for n in spec["machine"]["nodes"]] == \
+        [[z["managed"] for z in zones if z["node"] == 0], [z["managed"] for z in zones if z["node"] == 1]]
+    assert spec["kernel"]["min_free_kbytes"] == int(doc["kernel"]["sysctl"]["vm.min_free_kbytes"])
+    twin = strip_perf(run_spec(spec))
+    cmp = ocmp.compare(doc, twin)
+    assert cmp["placement_within"], cmp["placement"]
+    assert not cmp["watermarks_exact"]  # boot-time watermarks, from other managed counts
+    row = [z for z in cmp["zones"] if (z["node"], z["zone"]) == (0, "DMA32")][0]
+    assert row["min"]["real"] != row["min"]["twin"] and abs(row["min"]["real"] - row["min"]["twin"]) < 20
+    # A twin that placed the hog elsewhere would be caught.
+    for z in twin["zones"]:
+        z["numa_miss"] = z["numa_miss"] * 2
+    assert not ocmp.compare(doc, twin)["placement_within"]
+    text = ocmp.format_compare(doc, cmp)
+    assert "watermarks and protection: DIFFERENT; placement: within 5%" in text
+
+
 # --------------------------------------------------------------------------- boots
 
 
@@ -388,3 +423,21 @@ def test_boot_capture(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mo
     assert m.topology.distance == [[10, 31], [31, 10]]
     assert all(0 < r < 128 for r in m.topology.reserved())
     assert "managed" in m.source
+
+
+@requires_vm
+def test_boot_compare_exact_watermarks_and_placement(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                                     boot_cache: Path) -> None:
+    """oracle compare: with the watermarks computed again from the managed pages the dump shows, the twin's
+    min/low/high and protection equal the real kernel's, and the hog's placement agrees within 5%."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "2048", "--size-mib", "1400",
+                          "--cpus", "0", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"]
+    miss = [r for r in cmp["placement"] if r["what"] == "node 1 numa_miss"][0]
+    assert miss["real"] > 50_000 and abs(miss["twin"] - miss["real"]) <= 0.05 * miss["real"]
+    code, _, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--tolerance", "2")
+    assert code == 2 and "--tolerance: 2 is not allowed" in err

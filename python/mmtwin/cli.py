@@ -1109,6 +1109,56 @@ def oracle_capture_cmd(
          f"Linux {doc['kernel']['release']}")
 
 
+@oracle_app.command("compare")
+def oracle_compare_cmd(
+    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
+    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
+    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
+    threads: int = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus)."),
+    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4."),
+    size_mib: Optional[int] = typer.Option(None, "--size-mib", metavar="N",
+                                           help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0)."),
+    sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
+                                               help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
+                                                    "lowmem_reserve_ratio and zone_reclaim_mode) before the workload (repeatable)."),
+    tolerance: float = typer.Option(0.05, "--tolerance", metavar="FRACTION",
+                                    help="How far the twin's placement counters may be from the real ones (default 0.05)."),
+    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
+    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print the real run, the twin's result and the comparison as JSON."),
+) -> None:
+    """Run the memory hog on the real kernel and on the twin with the guest's own layout, side by side.
+
+    Zone watermarks and protection must agree exactly; the placement counters (numastat per node, pgalloc per
+    zone) within --tolerance. Exits 1 when either does not (docs/oracle.md, "compare").
+    """
+    from mmtwin.engine import run_spec, strip_perf
+    from mmtwin.oracle import compare as ocmp, guest, run as orun
+
+    if not 0 < tolerance < 1:
+        raise MmtwinError(f"--tolerance: {tolerance:g} is not allowed; expected a fraction between 0 and 1, e.g. 0.05")
+    m = _oracle_machine(machine)
+    topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
+    orun.parse_sysctls(sysctl)
+    orun.workload(topo, size_mib, threads, cpus)
+    doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
+                                  threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
+                                  timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE)
+    if result.note:
+        _err(f"oracle: {result.note}")
+    _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")
+    twin = strip_perf(run_spec(ocmp.twin_spec(m, doc)))
+    cmp = ocmp.compare(doc, twin, tolerance)
+    if json_out:
+        _out(_dumps({"real": doc, "twin": twin, "compare": cmp}))
+    else:
+        _out(ocmp.format_compare(doc, cmp))
+    if not (cmp["watermarks_exact"] and cmp["placement_within"]):
+        raise typer.Exit(1)
+
+
 # --------------------------------------------------------------------------- entry point
 
 

@@ -38,6 +38,7 @@ M=@@MARK@@
 HOG_MIB=0
 HOG_THREADS=1
 HOG_CPUS=0
+WMARK_RECOMPUTE=0
 [ -f /oracle.conf ] && . /oracle.conf
 say() { echo "$M $*"; }
 dump() {
@@ -84,6 +85,14 @@ if [ -f /oracle.sysctl ]; then
     fi
     say SYSCTL "$key" "$(cat $f | tr '\t\n' '  ')"
   done < /oracle.sysctl
+fi
+# oracle compare: write min_free_kbytes and lowmem_reserve_ratio back with their own values, so the
+# kernel computes watermarks and protection again from the pages it manages now (the dumps' pages).
+if [ "$WMARK_RECOMPUTE" = 1 ]; then
+  for key in min_free_kbytes lowmem_reserve_ratio; do
+    v=$(cat /proc/sys/vm/$key)
+    echo "$v" > /proc/sys/vm/$key || say ERROR sysctl vm.$key the kernel refused "$v"
+  done
 fi
 for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.watermark_scale_factor vm.watermark_boost_factor vm.numa_zonelist_order; do
   f=/proc/sys/$(echo "$key" | tr . /)

@@ -169,12 +169,15 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
 def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[float] = None,
                max_cpus: int = guest.DEFAULT_MAX_CPUS, size_mib: Optional[int] = None, threads: int = 1,
                cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
-               accel: str = "auto", timeout: float = 300.0, workload_on: bool = True) -> tuple[dict[str, Any], guest.BootResult]:
-    """Boot, run the hog (unless `workload_on` is False) and return (the result dict, the boot)."""
+               accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
+               extra_conf: str = "") -> tuple[dict[str, Any], guest.BootResult]:
+    """Boot, run the hog (unless `workload_on` is False) and return (the result dict, the boot).
+    `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE)."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
     wl = workload(topo, size_mib, threads, cpus) if workload_on else None
     conf, sysctl_text = _settings(wl, settings)
+    conf += extra_conf
     result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout)
     out = result.output
     if out.errors:

@@ -1,0 +1,173 @@
+"""`mmtwin oracle compare`: the same memory hog on the real kernel and on the twin, counters side by side.
+
+The real kernel is booted as for `oracle run`, with one addition: before its
+"before" snapshot the guest writes vm.min_free_kbytes and
+vm.lowmem_reserve_ratio back with their own values. Both sysctls make the
+kernel compute its watermarks and protection again (setup_per_zone_wmarks,
+setup_per_zone_lowmem_reserve) from the pages it manages at that moment,
+the pages the dump shows; at boot it computed them earlier, while the
+initramfs and the boot allocations were still held, so from slightly
+different managed counts.
+
+The twin then gets the guest's own layout: per node, one zone for each zone
+the guest manages pages in (present = managed), the pages not free in the
+"before" snapshot held as reserved, the guest's CPUs and distances, the
+guest's min_free_kbytes, lowmem_reserve_ratio and zone_reclaim_mode. Its
+kernel profile is the 4.11 one (the newest era the twin models): Linux 6.1
+computes watermarks and protection with the same formulas (min in
+proportion to managed pages, low and high spaced by max(min/4,
+managed x watermark_scale_factor / 10000), protection = managed pages of the
+higher zones / ratio), and at boot its watermark boost is 0. Where they differ
+(the min_free_kbytes clamp: 64 MiB in 4.11, 256 MiB in 6.1) the guest's own
+value is passed, so the clamp does not enter.
+
+Compared: every zone's min, low, high and protection (they must agree
+exactly), and the workload's change of the placement counters per node
+(numa_hit, numa_miss, numa_foreign, local_node, other_node) and of pgalloc per
+zone (the real guest also allocates for its shell, page tables and the
+snapshot itself, so these agree within a tolerance, 5% by default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from mmtwin.errors import MmtwinError
+
+TWIN_KERNEL = "4.11-rc1-vanilla"
+ZONE_TYPES = ("DMA", "DMA32", "Normal")
+PLACEMENT = ("numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node")
+# The twin's per-zone counter behind each numastat field.
+_TWIN_NUMA = {"numa_hit": "numa_hit", "numa_miss": "numa_miss", "numa_foreign": "numa_foreign",
+              "local_node": "numa_local", "other_node": "numa_other"}
+WMARK_RECOMPUTE = "WMARK_RECOMPUTE=1\n"
+
+
+def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    """The twin's engine specification for the real run `doc` (from oracle_run)."""
+    from mmtwin.config import WorkloadParams, load_kernel
+    from mmtwin.resolve import resolve_spec
+
+    before = doc["snapshots"]["before"]
+    zones = [z for z in before["zoneinfo"] if z.get("managed")]
+    unknown = sorted({z["zone"] for z in zones} - set(ZONE_TYPES))
+    if unknown:
+        raise MmtwinError(f"oracle compare: the guest manages pages in zone {unknown[0]}, which the twin's "
+                          f"x86-64 layout does not have (it has {', '.join(ZONE_TYPES)})")
+    g = doc["guest"]
+    nodes = []
+    for n in range(g["nodes"]):
+        mine = [z for z in zones if z["node"] == n]
+        mine.sort(key=lambda z: ZONE_TYPES.index(z["zone"]))
+        managed = sum(z["managed"] for z in mine)
+        free = sum(z["free"] for z in mine)
+        nodes.append({"cpus": g["cpus_per_node"][n],
+                      "zones": [{"name": z["zone"], "present_pages": z["managed"]} for z in mine],
+                      "reserved_pages": max(0, managed - free)})
+    values = doc["kernel"]["sysctl"]
+    try:
+        mfk = int(values["vm.min_free_kbytes"])
+        ratio = [int(x) for x in values["vm.lowmem_reserve_ratio"].split()]
+        zrm = int(values.get("vm.zone_reclaim_mode", "0"))
+    except (KeyError, ValueError) as exc:
+        raise MmtwinError(f"oracle compare: the guest did not report its sysctls ({exc})") from None
+    wl = doc["workload"]
+    size_gb = wl["size_mib"] / 1024
+    work = WorkloadParams(size_gb=size_gb, threads=wl["threads"], cpus=wl["cpus"])
+    spec = resolve_spec(machine, load_kernel(TWIN_KERNEL), work)
+    spec["machine"]["nodes"] = nodes
+    spec["machine"]["distance"] = [list(row) for row in g["distance"]]
+    spec["machine"]["storage"] = None
+    k = spec["kernel"]
+    k["min_free_kbytes"] = mfk
+    # The twin's zone types DMA, DMA32, Normal, HighMem: the guest's first three ratios, and
+    # Normal's for HighMem (x86-64 has none).
+    k["lowmem_reserve_ratio"] = (ratio[:3] + [ratio[2] if len(ratio) > 2 else 32])[:4]
+    k["zone_reclaim_mode"] = zrm
+    spec["workload"]["bytes"] = wl["size_mib"] << 20
+    return spec
+
+
+def _ratio(real: float, twin: float) -> Optional[float]:
+    return None if real == 0 else twin / real
+
+
+def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) -> dict[str, Any]:
+    """Rows of real vs twin figures and the two verdicts."""
+    tz = {(z["node"], z["zone"]): z for z in twin["zones"]}
+    zones = []
+    exact = True
+    for z in doc["snapshots"]["before"]["zoneinfo"]:
+        if not z.get("managed"):
+            continue
+        t = tz.get((z["node"], z["zone"]))
+        if t is None:
+            exact = False
+            zones.append({"node": z["node"], "zone": z["zone"], "missing_in_twin": True})
+            continue
+        row = {"node": z["node"], "zone": z["zone"], "managed": z["managed"]}
+        for key, tkey in (("min", "min"), ("low", "low"), ("high", "high")):
+            row[key] = {"real": z[key], "twin": t[tkey]}
+            exact &= z[key] == t[tkey]
+        # Protection against allocations for each zone type the twin and the guest both have.
+        n = len(ZONE_TYPES)
+        real_p, twin_p = list(z["protection"][:n]), list(t["lowmem_reserve"][:n])
+        row["protection"] = {"real": real_p, "twin": twin_p}
+        exact &= real_p == twin_p
+        zones.append(row)
+    # Placement: the change over the workload.
+    real_numa = doc["summary"]["numastat"]
+    rows = []
+    within = True
+    for node in sorted(real_numa, key=int):
+        for key in PLACEMENT:
+            real = real_numa[node][key]["delta"]
+            tw = sum(z[_TWIN_NUMA[key]] for z in twin["zones"] if z["node"] == int(node))
+            ok = abs(tw - real) <= tolerance * max(real, 1) if real > 1000 or tw > 1000 else True
+            within &= ok
+            rows.append({"what": f"node {node} {key}", "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
+    real_pgalloc = doc["summary"]["pgalloc"]
+    for ztype in ZONE_TYPES:
+        key = ztype.lower()
+        if key not in real_pgalloc:
+            continue
+        real = real_pgalloc[key]
+        tw = sum(z["pgalloc"] for z in twin["zones"] if z["zone"] == ztype)
+        ok = abs(tw - real) <= tolerance * max(real, 1) if real > 1000 or tw > 1000 else True
+        within &= ok
+        rows.append({"what": f"pgalloc_{key}", "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
+    return {"zones": zones, "placement": rows, "watermarks_exact": exact, "placement_within": within,
+            "tolerance": tolerance}
+
+
+def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
+    g, k = doc["guest"], doc["kernel"]
+    wl = doc["workload"]
+    lines = [
+        f"oracle compare: {doc['machine']}: Linux {k['release']} ({doc['accel']}) beside the twin ({TWIN_KERNEL} profile, "
+        f"the guest's layout and sysctls); {g['nodes']} nodes, CPUs {'+'.join(map(str, g['cpus_per_node']))}, "
+        f"memory {'+'.join(map(str, g['memory_mib']))} MiB",
+        f"workload: memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU {','.join(map(str, wl['cpus']))}",
+        "",
+        "zones (pages)           managed   min real/twin    low real/twin   high real/twin  protection real | twin",
+    ]
+    for z in cmp["zones"]:
+        if z.get("missing_in_twin"):
+            lines.append(f"  node {z['node']} {z['zone']:<8} missing in the twin")
+            continue
+        def pair(key: str) -> str:
+            return f"{z[key]['real']}/{z[key]['twin']}"
+        lines.append(f"  node {z['node']} {z['zone']:<8} {z['managed']:>10} {pair('min'):>15} {pair('low'):>15} "
+                     f"{pair('high'):>15}  ({', '.join(map(str, z['protection']['real']))}) | "
+                     f"({', '.join(map(str, z['protection']['twin']))})")
+    lines.append("")
+    lines.append(f"placement (change over the workload)        real         twin   twin/real")
+    for r in cmp["placement"]:
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        mark = "" if r["ok"] else f"  outside {cmp['tolerance']:.0%}"
+        lines.append(f"  {r['what']:<36} {r['real']:>12} {r['twin']:>12} {ratio:>11}{mark}")
+    lines.append("")
+    lines.append(f"watermarks and protection: {'exact' if cmp['watermarks_exact'] else 'DIFFERENT'}; "
+                 f"placement: {'within' if cmp['placement_within'] else 'NOT within'} {cmp['tolerance']:.0%} "
+                 "(counts under 1000 pages are shown, not judged)")
+    return "\n".join(lines) + "\n"
