@@ -163,11 +163,13 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"placement (change over the workload)        real         twin   twin/real")
     for r in cmp["placement"]:
+        if r["real"] == 0 and r["twin"] == 0:
+            continue
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
         mark = "" if r["ok"] else f"  outside {cmp['tolerance']:.0%}"
         lines.append(f"  {r['what']:<36} {r['real']:>12} {r['twin']:>12} {ratio:>11}{mark}")
     lines.append("")
     lines.append(f"watermarks and protection: {'exact' if cmp['watermarks_exact'] else 'DIFFERENT'}; "
                  f"placement: {'within' if cmp['placement_within'] else 'NOT within'} {cmp['tolerance']:.0%} "
-                 "(counts under 1000 pages are shown, not judged)")
+                 "(counts under 1000 pages are shown, not judged; counters 0 on both sides left out)")
     return "\n".join(lines) + "\n"
