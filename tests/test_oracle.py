@@ -128,8 +128,21 @@ def test_cpio_is_deterministic_newc() -> None:
     from mmtwin.oracle import initramfs
 
     a = initramfs.settings_archive("HOG_MIB=1\n", "vm.x 1\n")
-    assert a == initramfs.settings_archive("HOG_MIB=1\n", "vm.x 1\n")
     assert a.startswith(b"070701") and b"TRAILER!!!" in a and len(a) % 4 == 0
+    # newc header of the first entry: inode 1, mode 0100644, uid/gid 0, mtime 0.
+    assert a[6:14] == b"00000001" and a[14:22] == b"000081A4" and a[22:38] == b"0" * 16 and a[46:54] == b"0" * 8
+
+
+@pytest.mark.skipif(bool(shutil.which("gcc") is None or not (os.path.exists("/bin/busybox") or shutil.which("busybox"))),
+                    reason="needs gcc and busybox")
+def test_base_initramfs_same_bytes_in_two_caches(tmp_path: Path) -> None:
+    """The base initramfs (busybox, memhog compiled then, /init) built twice from nothing is the same bytes."""
+    from mmtwin.oracle import initramfs
+
+    first = initramfs.base_archive(tmp_path / "a").read_bytes()
+    second = initramfs.base_archive(tmp_path / "b").read_bytes()
+    assert first == second
+    assert not list((tmp_path / "a").glob("build-*"))  # the build directory (and gcc's temporaries) went away
 
 
 # --------------------------------------------------------------------------- topology
@@ -257,6 +270,9 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["--size-mib", "5000"], "--size-mib: 5000 is not allowed; the 2048 MiB guest has no swap, so the hog must be at most 1856 MiB"),
         (["--threads", "9"], "--threads: 9 is not allowed; the guest has 8 CPUs and each thread gets its own"),
         (["--threads", "2", "--cpus", "0"], "--cpus: 1 CPUs for 2 threads is not allowed; give one CPU per thread"),
+        (["--threads", "2", "--cpus", "0,0"], "--cpus: CPU 0 twice is not allowed; each thread gets its own CPU"),
+        (["--timeout", "nan"], "--timeout: nan is not allowed; expected seconds, more than 0 and at most 86400"),
+        (["--timeout", "inf"], "--timeout: inf is not allowed; expected seconds"),
         (["--cpus", "8"], "--cpus: CPU 8 is not allowed; the guest has CPUs 0-7"),
         (["--sysctl", "zone_reclaim_mode"], "--sysctl: 'zone_reclaim_mode' is not allowed; expected KEY=VALUE"),
         (["--sysctl", "vm.min_free_kbytes=1;reboot"], "--sysctl: vm.min_free_kbytes: value '1;reboot' is not allowed"),
@@ -273,6 +289,75 @@ def test_bad_input_one_line(capsys: pytest.CaptureFixture[str], fake_tools: Path
     assert code == 2 and out == ""
     assert err.startswith(f"mmtwin: error: {message}"), err
     assert err.count("\n") == 1
+
+
+def test_sigterm_kills_qemu(fake_tools: Path) -> None:
+    """SIGTERM (or SIGHUP) to mmtwin takes QEMU down with it, as Ctrl-C and the timeout do."""
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FAKE_QEMU": "hang"}
+    proc = subprocess.Popen([sys.executable, "-m", "mmtwin", *RUN, "--size-mib", "100", "--timeout", "60"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pidfile = fake_tools / "qemu.pid"
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    qemu_pid = int(pidfile.read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) != 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(qemu_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(qemu_pid, 9)
+        raise AssertionError("QEMU outlived mmtwin after SIGTERM")
+
+
+def test_garbled_serial_is_an_error() -> None:
+    """A kernel message that splits a marker line must not pass as a shorter dump."""
+    text = fixture("serial.log")
+    mark = "@@MMTWIN-ORACLE END before vmstat"
+    assert mark in text
+    broken = text.replace(mark, "@@MMTWIN-ORA[   12.345678] printk\nCLE END before vmstat", 1)
+    out = guest.split_serial(broken)
+    assert out.broken, "a split END marker went unnoticed"
+    assert ("before", "vmstat") not in out.sections
+    assert not guest.split_serial(text).broken
+
+
+def test_failed_hog_is_an_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hog the guest killed (OOM: exit 137) is reported, not summarised as a run."""
+    text = fixture("serial.log").replace("@@MMTWIN-ORACLE STATUS workload 0", "@@MMTWIN-ORACLE STATUS workload 137")
+    out = guest.split_serial(text)
+    assert out.status == {"workload": 137}
+    monkeypatch.setattr(guest, "boot", lambda *a, **k: guest.BootResult(out, 1.0, "tcg", Path("/boot/x"), ["qemu"]))
+    monkeypatch.setattr(guest, "host_mem_available_mib", lambda meminfo="/proc/meminfo": 16384)
+    code, _, err = call(capsys, "oracle", "run", "-m", MACHINE, "--mem-mib", "2048", "--size-mib", "1400", "--cpus", "0")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("mmtwin: error: --size-mib: the hog of 1400 MiB failed in the guest, exit status 137 (137: killed")
+
+
+def test_clean_refused_while_a_guest_runs(capsys: pytest.CaptureFixture[str], own_cache: Path) -> None:
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        run = own_cache / "mmtwin" / "oracle" / "runs" / f"{sleeper.pid}-1"
+        run.mkdir(parents=True)
+        code, _, err = call(capsys, "oracle", "clean")
+        assert code == 2 and f"process {sleeper.pid} is running a guest" in err
+        assert run.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    code, out, _ = call(capsys, "oracle", "clean")
+    assert code == 0 and out.startswith("removed ")
 
 
 def test_capture_out_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -978,7 +978,7 @@ def bench(
 oracle_app = typer.Typer(
     help=(
         "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog in it and "
-        "print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-* and busybox-static."
+        "print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-*, busybox-static, and gcc with a static libc (libc6-dev)."
     ),
     invoke_without_command=True,
     no_args_is_help=False,
@@ -1030,7 +1030,11 @@ def oracle_clean() -> None:
 def _oracle_machine(machine: str) -> Any:
     from mmtwin.config import load_machine
 
-    return load_machine(machine)
+    try:
+        return load_machine(machine)
+    except MmtwinError as exc:
+        text = str(exc)
+        raise MmtwinError(text if text.startswith("--machine") else f"--machine: {text}") from None
 
 
 @oracle_app.command("run")

@@ -8,6 +8,7 @@ and returns the guest's serial output split into its marked sections.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 import shutil
@@ -235,6 +236,8 @@ class GuestOutput:
     values: dict[str, str] = field(default_factory=dict)
     sysctls: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # Marker lines that do not pair up (a kernel message split one, or the guest stopped mid-dump).
+    broken: list[str] = field(default_factory=list)
     status: dict[str, int] = field(default_factory=dict)
     done: bool = False
     started: bool = False
@@ -253,9 +256,14 @@ def split_serial(text: str) -> GuestOutput:
             words = raw[at + len(mark) + 1 :].split(" ", 3)
             kind = words[0]
             if kind == "BEGIN" and len(words) >= 3:
-                stack.append(((words[1], words[2]), []))
-            elif kind == "END" and stack:
-                name, buf = stack.pop()
+                stack.append(((words[1], words[2].strip()), []))
+            elif kind == "END" and len(words) >= 3:
+                name = (words[1], words[2].strip())
+                if not stack or stack[-1][0] != name:
+                    open_ = f"{stack[-1][0][0]} {stack[-1][0][1]}" if stack else "none"
+                    out.broken.append(f"END {name[0]} {name[1]} while the open section is {open_}")
+                    continue
+                _, buf = stack.pop()
                 out.sections[name] = "\n".join(buf) + ("\n" if buf else "")
             elif kind == "VALUE" and len(words) >= 2:
                 out.values[words[1]] = " ".join(words[2:]).strip()
@@ -272,6 +280,7 @@ def split_serial(text: str) -> GuestOutput:
             continue
         if stack:
             stack[-1][1].append(raw)
+    out.broken.extend(f"section {ph} {name} never ended" for (ph, name), _ in stack)
     return out
 
 
@@ -343,6 +352,18 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
     with open(errlog, "wb") as err:
         proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
+    # SIGTERM and SIGHUP end mmtwin as Ctrl-C does, through the `finally` that kills QEMU
+    # (QEMU runs in its own session, so they never reach it).
+    previous = {}
+
+    def _terminate(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            previous[sig] = signal.signal(sig, _terminate)
+        except ValueError:  # not the main thread: Ctrl-C and the timeout still apply
+            pass
     try:
         while True:
             try:
@@ -359,13 +380,15 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
                 raise subprocess.TimeoutExpired(args, timeout)
     finally:
         _kill(proc)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
          timeout: float = 300.0) -> BootResult:
     """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it."""
-    if timeout <= 0:
-        raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds > 0")
+    if not (math.isfinite(timeout) and 0 < timeout <= 86400):
+        raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds, more than 0 and at most 86400")
     qemu = find_qemu()
     image = find_kernel(kernel)
     check_host_memory(topo)
@@ -386,7 +409,11 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
     keep = False
     try:
         initrd = work / "initrd.cpio"
-        initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl))
+        try:
+            initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl))
+        except OSError as exc:
+            raise MmtwinError(f"oracle: cannot write the guest's initramfs {initrd}: {exc.strerror} "
+                              "(was 'mmtwin oracle clean' run meanwhile?)") from None
         serial = work / "serial.log"
         errlog = work / "qemu.err"
         while True:
@@ -413,8 +440,16 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
             break
         if chosen == "kvm":
             _save_kvm_verdict(cache, key, "works")
-        text = serial.read_text(errors="replace")
+        try:
+            text = serial.read_text(errors="replace")
+        except OSError as exc:
+            raise MmtwinError(f"oracle: cannot read the guest's serial output {serial}: {exc.strerror} "
+                              "(was 'mmtwin oracle clean' run meanwhile?)") from None
         out = split_serial(text)
+        if out.broken:
+            keep = True
+            raise MmtwinError(f"oracle: the guest's output is garbled ({out.broken[0]}; a kernel message inside a dump?); "
+                              f"serial output kept in {serial}; run again")
         if rc != 0 and not out.done:
             message = " ".join((errlog.read_text(errors="replace").strip() or "no message").split())
             if not out.started:
@@ -434,10 +469,31 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _live_runs(path: Path) -> list[str]:
+    """Run directories (runs/<pid>-<ns>) whose mmtwin process is still alive."""
+    live = []
+    for run in sorted((path / "runs").glob("*-*")):
+        pid = run.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                continue
+            except PermissionError:
+                pass
+            live.append(pid)
+    return live
+
+
 def clean() -> tuple[Path, bool]:
-    """Remove the cache directory; (its path, whether there was one)."""
+    """Remove the cache directory; (its path, whether there was one). Refused while another
+    mmtwin process has a guest running from it."""
     path = cache_dir()
     if not path.exists():
         return path, False
+    live = _live_runs(path)
+    if live:
+        raise MmtwinError(f"oracle clean: process {live[0]} is running a guest from {path}; "
+                          "wait for it to finish (or stop it), then clean")
     shutil.rmtree(path)
     return path, True

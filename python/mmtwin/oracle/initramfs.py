@@ -213,6 +213,8 @@ def compile_memhog(out: Path) -> None:
         proc = subprocess.run(
             [gcc, "-static", "-O2", "-pthread", "-Wall", "-o", str(out), str(src)],
             capture_output=True, text=True, timeout=120,
+            # gcc's temporary files go to the build directory (in the cache), not /tmp.
+            env={**os.environ, "TMPDIR": str(out.parent)},
         )
     except subprocess.TimeoutExpired:
         raise MmtwinError("oracle: gcc did not finish compiling memhog.c within 120 s") from None
@@ -221,13 +223,33 @@ def compile_memhog(out: Path) -> None:
         raise MmtwinError(f"oracle: gcc could not link memhog.c statically ({first}); install libc6-dev")
 
 
+def _toolchain() -> bytes:
+    """What the static memhog also depends on: gcc's version and the static libc (size, mtime)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return b"no gcc"
+    try:
+        version = subprocess.run([gcc, "-dumpfullversion", "-dumpversion"], capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        version = b"?"
+    libc = b""
+    for cand in ("/usr/lib/x86_64-linux-gnu/libc.a", "/usr/lib64/libc.a", "/usr/lib/libc.a"):
+        try:
+            st = os.stat(cand)
+            libc = f"{cand}:{st.st_size}:{int(st.st_mtime)}".encode()
+            break
+        except OSError:
+            continue
+    return version.strip() + b" " + libc
+
+
 def base_archive(cache: Path) -> Path:
     """The cached base initramfs (built when missing): busybox, memhog, /init."""
     busybox = find_busybox()
     bb = busybox.read_bytes()
     init = INIT_SCRIPT.replace("@@MARK@@", MARK).encode()
     snap = SNAPSHOT_SCRIPT.replace("@@MARK@@", MARK).encode()
-    key = hashlib.sha256(b"\0".join([bb, memhog_source(), init, snap])).hexdigest()[:16]
+    key = hashlib.sha256(b"\0".join([bb, memhog_source(), init, snap, _toolchain()])).hexdigest()[:16]
     path = cache / f"initramfs-{key}.cpio"
     if path.is_file():
         return path

@@ -78,6 +78,9 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
         ids = list(range(threads))
     if len(ids) != threads:
         raise MmtwinError(f"--cpus: {len(ids)} CPUs for {threads} threads is not allowed; give one CPU per thread")
+    if len(set(ids)) != len(ids):
+        dup = next(c for c in ids if ids.count(c) > 1)
+        raise MmtwinError(f"--cpus: CPU {dup} twice is not allowed; each thread gets its own CPU")
     for c in ids:
         if c >= topo.total_cpus:
             raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
@@ -182,7 +185,18 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
     out = result.output
     if out.errors:
         raise MmtwinError(f"--sysctl: the guest kernel said: {out.errors[0]}")
+    if wl is not None and out.status.get("workload") != 0:
+        status = out.status.get("workload")
+        said = out.sections.get(("run", "workload"), "").strip().splitlines()
+        why = f": {said[-1][:160]}" if said else ""
+        killed = " (137: killed, the OOM killer?)" if status == 137 else ""
+        raise MmtwinError(f"--size-mib: the hog of {wl['size_mib']} MiB failed in the guest, exit status "
+                          f"{status}{killed}{why}")
     snaps = snapshots(out)
+    wanted = ("before", "during", "after") if wl is not None else ("before",)
+    missing = [ph for ph in wanted if ph not in snaps or "zoneinfo" not in snaps[ph] or "vmstat" not in snaps[ph]]
+    if missing:
+        raise MmtwinError(f"oracle: the guest's {missing[0]} snapshot is missing or incomplete; run again")
     doc: dict[str, Any] = {
         "machine": machine.name,
         "accel": result.accel,
