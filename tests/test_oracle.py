@@ -526,3 +526,30 @@ def test_boot_compare_exact_watermarks_and_placement(capsys: pytest.CaptureFixtu
     assert miss["real"] > 50_000 and abs(miss["twin"] - miss["real"]) <= 0.05 * miss["real"]
     code, _, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--tolerance", "2")
     assert code == 2 and "--tolerance: 2 is not allowed" in err
+
+
+@requires_vm
+@pytest.mark.parametrize(
+    ("machine", "mem", "size", "threads"),
+    [
+        ("x86-64-2node-24cpu", "2048", "1400", "8"),            # 2 nodes, distance 31, one thread per CPU
+        (str(FIX / "x86-64-4node-d20.toml"), "2048", "800", "1"),  # 4 nodes, distance 20: spills past node 0
+        (str(FIX / "x86-64-4node-d31.toml"), "2048", "800", "1"),  # the same at distance 31
+        (str(FIX / "x86-64-4node-d31.toml"), "2048", "1200", "8"),  # one per CPU, every node near full
+    ],
+)
+def test_boot_compare_topologies(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, boot_cache: Path,
+                                 machine: str, mem: str, size: str, threads: str) -> None:
+    """oracle compare on 2 and 4 nodes, distances 20 and 31, one thread and one per CPU (issue 9, item 5)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", machine, "--mem-mib", mem, "--size-mib", size,
+                          "--threads", threads, "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    assert len(doc["real"]["kernel"]["nodes"]) == len(doc["real"]["guest"]["distance"])
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    if threads == "1":
+        # Node 0 holds 512 MiB: the rest of the hog came from other nodes.
+        miss = sum(r["real"] for r in cmp["placement"] if r["what"].endswith("numa_miss"))
+        assert miss > 50_000
