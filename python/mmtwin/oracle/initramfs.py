@@ -46,17 +46,7 @@ dump() {
   cat "$3"
   say END "$1" "$2"
 }
-snapshot() {
-  dump "$1" vmstat /proc/vmstat
-  dump "$1" zoneinfo /proc/zoneinfo
-  dump "$1" buddyinfo /proc/buddyinfo
-  dump "$1" pagetypeinfo /proc/pagetypeinfo
-  dump "$1" meminfo /proc/meminfo
-  for d in /sys/devices/system/node/node[0-9]*; do
-    n=${d##*/node}
-    dump "$1" numastat-node$n $d/numastat
-  done
-}
+snapshot() { /bin/sh /snapshot.sh "$1" pagetypeinfo; }
 echo
 say START
 say BEGIN info uname
@@ -111,7 +101,8 @@ say DONE
 poweroff -f
 """
 
-# Run by memhog while it still holds its memory (the "during" snapshot).
+# One snapshot of the /proc and /sys files: run by /init (before, after) and by memhog while it
+# still holds its memory (during).
 SNAPSHOT_SCRIPT = r"""#!/bin/busybox sh
 M=@@MARK@@
 say() { echo "$M $*"; }
@@ -123,6 +114,8 @@ dump() {
 dump "$1" vmstat /proc/vmstat
 dump "$1" zoneinfo /proc/zoneinfo
 dump "$1" buddyinfo /proc/buddyinfo
+# /init's snapshots also dump pagetypeinfo; memhog's "during" one does not.
+[ "$2" = pagetypeinfo ] && dump "$1" pagetypeinfo /proc/pagetypeinfo
 dump "$1" meminfo /proc/meminfo
 for d in /sys/devices/system/node/node[0-9]*; do
   n=${d##*/node}
