@@ -295,7 +295,7 @@ impl Kernel {
         if self.mm.pages.test(p, PG_LOCKED) {
             return self.wait_on_page_read(p);
         }
-        self.mm.pages.clear(p, PG_FAULTREF);
+        self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
         let ps = self.page_size;
         let prev = self.fs.inodes[ino as usize].ra_prev_pos;
@@ -477,6 +477,9 @@ impl Kernel {
                 self.pending_reads.push((dev, b, part.to_vec()));
             }
             self.mm.vm.add(Ev::Pgpgin, part.len() as u64 * self.page_size / 1024);
+            for &q in part {
+                self.mm.pages.set(q, crate::page::PG_RA_UNUSED);
+            }
         }
     }
 

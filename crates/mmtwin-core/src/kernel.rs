@@ -552,6 +552,7 @@ impl Kernel {
                                   "inode": self.slab.caches[crate::slab::INODE].objects,
                                   "buffer_head": self.slab.caches[crate::slab::BUFFER_HEAD].objects },
                 "second_passes": s.second_passes,
+                "ra_unused_reclaimed": s.ra_unused_reclaimed,
                 "zone_reclaim_calls": s.zone_reclaim_calls,
                 "zone_reclaim_ret": { "full_gate": s.zone_reclaim_ret[0], "full_unreclaimable": s.zone_reclaim_ret[1],
                                       "noscan": s.zone_reclaim_ret[2], "some": s.zone_reclaim_ret[3], "success": s.zone_reclaim_ret[4] },

@@ -259,6 +259,9 @@ pub struct SimCounters {
     pub zlc_clears: u64,
     pub zlc_setups: u64,
     pub second_passes: u64,
+    /// Page-cache pages reclaim freed that were read from disk and never
+    /// used (PG_RA_UNUSED): readahead thrashing.
+    pub ra_unused_reclaimed: u64,
     pub zone_reclaim_calls: u64,
     /// zone_reclaim's answers: [FULL at the min_unmapped/min_slab gate,
     /// FULL for all_unreclaimable, NOSCAN, SOME (scanned, short), SUCCESS].

@@ -63,6 +63,11 @@ pub const PG_FAULTREF: u32 = 1 << 23;
 /// per block when a page is written or mkwrite-faulted); `private` holds
 /// the buffer_head object.
 pub const PG_PRIVATE: u32 = 1 << 24;
+/// Engine bookkeeping, not a kernel flag: the page was read from disk
+/// (readahead or a single read) and nobody has used it since (no fault
+/// mapped it, no read(2) copied it). Reclaim freeing such a page counts
+/// readahead thrashing (`sim.ra_unused_reclaimed`).
+pub const PG_RA_UNUSED: u32 = 1 << 25;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -371,6 +371,9 @@ impl Kernel {
             if self.mm.pages.test(p, PG_SWAPCACHE) {
                 self.delete_from_swap_cache(p);
             } else {
+                if self.mm.pages.test(p, crate::page::PG_RA_UNUSED) {
+                    self.mm.sim.ra_unused_reclaimed += 1;
+                }
                 self.delete_from_page_cache(ctx, p);
             }
             self.mm.pages.flags[p as usize] = 0;

@@ -511,3 +511,25 @@ fn a_cancelled_run_stops_with_interrupted() {
     let go = std::sync::atomic::AtomicBool::new(false);
     assert!(mmtwin_core::run_json_cancellable(&spec.to_string(), Some(&go)).is_ok());
 }
+
+#[test]
+fn readahead_windows_reclaimed_before_use_are_counted() {
+    // A RAID-0 of 4 disks with 512 KiB chunks: 3.0's raid0 readahead of two
+    // stripes, 1024 pages a window. Node 0 has 8192 pages in all.
+    let mut m = machine(2048, 6144, 2048, "xfs");
+    m["storage"]["devices"][0]["disks"] = json!(4);
+    m["storage"]["devices"][0]["chunk_kib"] = json!(512);
+    let k = kernel("3.0", "none", false);
+    let mixed = |threads: u32| json!({"kind": "mmapstream", "cpus": [0, 1, 2, 3], "mems_allowed": [0], "bytes": 8u64 << 20,
+        "threads": 1, "mixed_bytes": 48u64 << 20, "mixed_threads": threads, "mixed_anon_percent": 0, "mixed_iter": 1});
+    let wasted = |r: &Value| r["sim"]["ra_unused_reclaimed"].as_u64().unwrap();
+    // One stream: each window is used before reclaim reaches it.
+    let one = run(&m, &k, &mixed(1), true);
+    // Sixteen streams of 1024-page windows want twice node 0: windows are
+    // reclaimed before their process gets to them, and read again.
+    let many = run(&m, &k, &mixed(16), true);
+    let read = |r: &Value| delta(r, "pgpgin") / 4;
+    assert!(wasted(&one) * 50 < read(&one), "one stream wasted {} of {} pages read", wasted(&one), read(&one));
+    assert!(wasted(&many) * 5 > read(&many), "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
+    assert!(wasted(&many) <= read(&many));
+}
