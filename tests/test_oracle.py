@@ -419,7 +419,13 @@ def test_compare_twin_from_fixture() -> None:
         z["numa_miss"] = z["numa_miss"] * 2
     assert not ocmp.compare(doc, twin)["placement_within"]
     text = ocmp.format_compare(doc, cmp)
-    assert "watermarks and protection: DIFFERENT; placement: within 5% (or within the guest's own 3584 pages" in text
+    assert "watermarks, protection and per-cpu lists: DIFFERENT; placement: within 5% (or within the guest's own 3584 pages" in text
+    # The per-cpu lists: the 6.1-boot profile sizes them as 6.1 did; 4.11's sizing would not.
+    assert (row["pcp_batch"], row["pcp_high"]) == ({"real": 63, "twin": 63}, {"real": 252, "twin": 252})
+    spec["kernel"]["pcp_sizing"] = "6x-batch"
+    old = ocmp.compare(doc, strip_perf(run_spec(spec)))
+    row = [z for z in old["zones"] if (z["node"], z["zone"]) == (0, "DMA32")][0]
+    assert (row["pcp_batch"]["twin"], row["pcp_high"]["twin"]) == (31, 186)
 
 
 # --------------------------------------------------------------------------- boots

@@ -443,6 +443,8 @@ class Policy(StrictModel):
     zlc: Literal["none", "after-first-zone", "first-eligible"] = "none"
     zlc_reconsider: bool = False
     percpu_pagelists: bool = True
+    # zone_batchsize and pcp->high: "6x-batch" up to 5.13, "zone-low" from 5.14 (docs/presets.md)
+    pcp_sizing: Literal["6x-batch", "zone-low"] = "6x-batch"
     # Writeback from reclaim, seed 004's series (docs/presets.md):
     direct_fs_writeback: bool = True  # patch 1/8 sets false
     kswapd_fs_writeback: Literal["always", "high-priority", "never"] = "always"  # patch 5/8, patch 8/8

@@ -381,6 +381,7 @@ def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
         "zone_reclaim_mode": None if s.zone_reclaim_mode == "auto" else s.zone_reclaim_mode,
         "lowmem_reserve_ratio": lrr,
         "percpu_pagelists": kernel.policy.percpu_pagelists,
+        "pcp_sizing": kernel.policy.pcp_sizing,
         "direct_fs_writeback": kernel.policy.direct_fs_writeback,
         "kswapd_fs_writeback": kernel.policy.kswapd_fs_writeback,
         "reclaim_throttle_dirty": kernel.policy.reclaim_throttle_dirty,

@@ -412,7 +412,7 @@ impl Mm {
             cost: m.cost,
             sim: SimCounters::default(),
         };
-        mm.setup_watermarks(k.min_free_kbytes, k.lowmem_reserve_ratio.as_deref());
+        mm.setup_watermarks(k.min_free_kbytes, k.lowmem_reserve_ratio.as_deref(), k.pcp_sizing);
         mm.free_all_bootmem(spec);
         mm
     }
@@ -428,7 +428,7 @@ impl Mm {
 
     /// setup_per_zone_pages_min (2.6.18) / setup_per_zone_wmarks (3.x, 4.x),
     /// setup_per_zone_lowmem_reserve and zone_batchsize.
-    fn setup_watermarks(&mut self, min_free_kbytes: Option<u64>, ratio: Option<&[u64]>) {
+    fn setup_watermarks(&mut self, min_free_kbytes: Option<u64>, ratio: Option<&[u64]>, pcp: crate::spec::PcpSizing) {
         let kib_per_page = self.page_size / 1024;
         let lowmem: u64 = self.zones.iter().filter(|z| z.zt < ZONE_HIGHMEM).map(|z| z.present).sum();
         // init_per_zone_pages_min: nr_free_buffer_pages() at boot, when every
@@ -459,12 +459,10 @@ impl Mm {
             // calculate_zone_inactive_ratio (anon): isqrt(10 * GB), at least 1.
             let gb = (z.present * self.page_size) >> 30;
             z.inactive_ratio = if gb > 0 { isqrt(10 * gb).max(1) } else { 1 };
-            // zone_batchsize.
-            let mut batch = z.present / 1024;
-            let cap = 512 * 1024 / self.page_size;
-            if batch > cap {
-                batch = cap;
-            }
+            // zone_batchsize: about 0.1% of the zone, capped (512 KiB, or
+            // 1 MiB from 5.14), a quarter of it, then 2^n - 1.
+            let cap_kib = if pcp == crate::spec::PcpSizing::ZoneLow { 1024 } else { 512 };
+            let mut batch = (z.present / 1024).min(cap_kib * 1024 / self.page_size);
             batch /= 4;
             if batch < 1 {
                 batch = 1;
@@ -474,6 +472,18 @@ impl Mm {
             let batch = (pow - 1).max(1);
             z.pcp_batch = batch as u32;
             z.pcp_high = 6 * batch as u32;
+        }
+        if pcp == crate::spec::PcpSizing::ZoneLow {
+            // zone_highsize (5.14+, after boot): the low watermark split over
+            // the node's CPUs (every CPU for a node without any), at least
+            // 4 x batch, so full per-cpu lists do not wake kswapd early.
+            let all_cpus = self.cpu_node.len() as i64;
+            for z in self.zones.iter_mut() {
+                let node_cpus = self.nodes[z.node].cpus.len() as i64;
+                let split = if node_cpus > 0 { node_cpus } else { all_cpus.max(1) };
+                let high = (z.wmark_low.max(0) / split).max(4 * z.pcp_batch as i64);
+                z.pcp_high = high as u32;
+            }
         }
         // setup_per_zone_lowmem_reserve.
         let default_ratio: [u64; 4] = [256, 256, 32, 32];

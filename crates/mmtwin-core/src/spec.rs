@@ -341,6 +341,22 @@ pub enum Zlc {
     FirstEligible,
 }
 
+/// How the per-cpu page lists are sized (zone_batchsize, and pcp->high).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum PcpSizing {
+    /// 2.6.16 to 5.13: batch = about a quarter of 0.1% of the zone, at most
+    /// 512 KiB / 4, rounded to 2^n - 1; high = 6 x batch.
+    #[default]
+    #[serde(rename = "6x-batch")]
+    SixBatch,
+    /// 5.14 on ("mm/page_alloc: calculate pcp->high based on zone sizes and
+    /// active CPUs"): batch capped at 1 MiB / 4 instead; high = the zone's
+    /// low watermark split over the CPUs of its node (all CPUs for a node
+    /// without any), at least 4 x batch.
+    #[serde(rename = "zone-low")]
+    ZoneLow,
+}
+
 /// When kswapd may write a dirty file page from the end of the LRU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 pub enum KswapdFsWriteback {
@@ -372,6 +388,8 @@ pub struct KernelSpec {
     pub lowmem_reserve_ratio: Option<Vec<u64>>,
     #[serde(default = "default_true")]
     pub percpu_pagelists: bool,
+    #[serde(default)]
+    pub pcp_sizing: PcpSizing,
     /// Writeback from reclaim (seed 004's series, "Reduce filesystem
     /// writeback from page reclaim v2"). Patch 1: false = direct reclaim
     /// never writes a file page (anonymous pages are still written).

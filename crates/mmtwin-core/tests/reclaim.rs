@@ -533,3 +533,35 @@ fn readahead_windows_reclaimed_before_use_are_counted() {
     assert!(wasted(&many) * 5 > read(&many), "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
     assert!(wasted(&many) <= read(&many));
 }
+
+#[test]
+fn per_cpu_lists_sized_as_before_and_after_5_14() {
+    // Node 0: DMA32 of 253660 pages (Linux 6.1 printed batch 63, high 252 for
+    // such a zone with 4 CPUs on its node) and a NORMAL zone of 2,000,000
+    // pages; node 1 a small NORMAL zone of 3840 pages (6.1: batch 1, high 4).
+    let mut m = machine(253_660, 2_000_000, 3840, "ext4");
+    m["nodes"][0]["cpus"] = json!(4);
+    m["nodes"][1]["cpus"] = json!(4);
+    m["storage"] = Value::Null;
+    let w = json!({"kind": "memhog", "bytes": 1u64 << 20, "threads": 1});
+    let zones = |pcp: &str| {
+        let mut k = kernel("4.11", "none", false);
+        k["pcp_sizing"] = json!(pcp);
+        let r = run(&m, &k, &w, false);
+        r["zones"].as_array().unwrap().iter().map(|z| {
+            (z["present"].as_u64().unwrap(), z["pcp_batch"].as_u64().unwrap(), z["pcp_high"].as_u64().unwrap(), z["low"].as_u64().unwrap())
+        }).collect::<Vec<_>>()
+    };
+    let old = zones("6x-batch");
+    let new = zones("zone-low");
+    // Up to 5.13: batch capped at 512 KiB / 4 (31), high = 6 x batch.
+    assert_eq!((old[0].1, old[0].2), (31, 186));
+    assert_eq!((old[2].1, old[2].2), (1, 6));
+    // 5.14 on: batch capped at 1 MiB / 4 (63); high = low watermark / node CPUs, at least 4 x batch.
+    assert_eq!((new[0].1, new[0].2), (63, 252));
+    assert_eq!((new[2].1, new[2].2), (1, 4));
+    let (_, batch, high, low) = new[1];
+    assert_eq!(batch, 63);
+    assert!(low / 4 > 4 * batch, "the big zone's low watermark should decide its high");
+    assert_eq!(high, low / 4);
+}

@@ -13,16 +13,17 @@ The twin then gets the guest's own layout: per node, one zone for each zone
 the guest manages pages in (present = managed), the pages not free in the
 "before" snapshot held as reserved, the guest's CPUs and distances, the
 guest's min_free_kbytes, lowmem_reserve_ratio and zone_reclaim_mode. Its
-kernel profile is the 4.11 one (the newest era the twin models): Linux 6.1
-computes watermarks and protection with the same formulas (min in
+kernel profile, 6.1-boot, is the twin's 4.11 era (the newest it models) with
+6.1's per-cpu list sizing: Linux 6.1 computes watermarks and protection with the same formulas (min in
 proportion to managed pages, low and high spaced by max(min/4,
 managed x watermark_scale_factor / 10000), protection = managed pages of the
-higher zones / ratio), and at boot its watermark boost is 0. Where they differ
-(the min_free_kbytes clamp: 64 MiB in 4.11, 256 MiB in 6.1) the guest's own
-value is passed, so the clamp does not enter.
+higher zones / ratio), and at boot its watermark boost is 0. The profile
+(6.1-boot) differs from 4.11 where 6.1 does, in the per-cpu list sizes
+(pcp_sizing "zone-low"); the min_free_kbytes clamp (64 MiB in 4.11, 256 MiB in
+6.1) does not enter because the guest's own value is passed.
 
-Compared: every zone's min, low, high and protection (they must agree
-exactly), and the workload's change of the placement counters per node
+Compared: every zone's min, low, high, protection and per-cpu list batch
+and high (they must agree exactly), and the workload's change of the placement counters per node
 (numa_hit, numa_miss, numa_foreign, local_node, other_node) and of pgalloc per
 zone (the real guest also allocates for its shell, page tables and the
 snapshot itself, so these agree within a tolerance, 5% by default, or within a
@@ -35,7 +36,7 @@ from typing import Any, Optional
 
 from mmtwin.errors import MmtwinError
 
-TWIN_KERNEL = "4.11-rc1-vanilla"
+TWIN_KERNEL = "6.1-boot"
 ZONE_TYPES = ("DMA", "DMA32", "Normal")
 PLACEMENT = ("numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node")
 # The twin's per-zone counter behind each numastat field.
@@ -115,6 +116,14 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         real_p, twin_p = list(z["protection"][:n]), list(t["lowmem_reserve"][:n])
         row["protection"] = {"real": real_p, "twin": twin_p}
         exact &= real_p == twin_p
+        # Per-cpu lists: every CPU's high and batch are the same here (one value per zone).
+        sets = z.get("pagesets") or []
+        if sets:
+            for key, tkey in (("batch", "pcp_batch"), ("high", "pcp_high")):
+                values = sorted({ps[key] for ps in sets if key in ps})
+                real_v = values[0] if len(values) == 1 else values
+                row[f"pcp_{key}"] = {"real": real_v, "twin": t[tkey]}
+                exact &= real_v == t[tkey]
         zones.append(row)
     # Placement: the change over the workload. The guest allocates for itself too (its shell, the
     # snapshots, kernel threads on every node's CPUs): a noise floor of the larger of 1000 pages and 1%
@@ -157,7 +166,7 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
         f"memory {'+'.join(map(str, g['memory_mib']))} MiB",
         f"workload: memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU {','.join(map(str, wl['cpus']))}",
         "",
-        "zones (pages)           managed   min real/twin    low real/twin   high real/twin  protection real | twin",
+        "zones (pages)           managed   min real/twin    low real/twin   high real/twin  pcp batch,high real/twin  protection real | twin",
     ]
     for z in cmp["zones"]:
         if z.get("missing_in_twin"):
@@ -165,8 +174,10 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
             continue
         def pair(key: str) -> str:
             return f"{z[key]['real']}/{z[key]['twin']}"
+        pcp = (f"{z['pcp_batch']['real']},{z['pcp_high']['real']}/{z['pcp_batch']['twin']},{z['pcp_high']['twin']}"
+               if "pcp_batch" in z else "-")
         lines.append(f"  node {z['node']} {z['zone']:<8} {z['managed']:>10} {pair('min'):>15} {pair('low'):>15} "
-                     f"{pair('high'):>15}  ({', '.join(map(str, z['protection']['real']))}) | "
+                     f"{pair('high'):>15} {pcp:>25}  ({', '.join(map(str, z['protection']['real']))}) | "
                      f"({', '.join(map(str, z['protection']['twin']))})")
     lines.append("")
     lines.append(f"placement (change over the workload)        real         twin   twin/real")
@@ -177,7 +188,7 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
         mark = "" if r["ok"] else f"  outside {cmp['tolerance']:.0%}"
         lines.append(f"  {r['what']:<36} {r['real']:>12} {r['twin']:>12} {ratio:>11}{mark}")
     lines.append("")
-    lines.append(f"watermarks and protection: {'exact' if cmp['watermarks_exact'] else 'DIFFERENT'}; "
+    lines.append(f"watermarks, protection and per-cpu lists: {'exact' if cmp['watermarks_exact'] else 'DIFFERENT'}; "
                  f"placement: {'within' if cmp['placement_within'] else 'NOT within'} {cmp['tolerance']:.0%} "
                  f"(or within the guest's own {cmp['noise_pages']} pages: 1% of the hog, at least 1000; "
                  "counters 0 on both sides left out)")

@@ -69,7 +69,7 @@ def describe_kernel(k: Kernel) -> str:
             f"kernel {k.name}: {k.description}",
             f"  era {k.era}",
             f"  policy: zlc {k.policy.zlc}, zlc_reconsider {str(k.policy.zlc_reconsider).lower()}, "
-            f"percpu_pagelists {str(k.policy.percpu_pagelists).lower()}",
+            f"percpu_pagelists {str(k.policy.percpu_pagelists).lower()}, pcp_sizing {k.policy.pcp_sizing}",
             f"  policy (writeback from reclaim): direct_fs_writeback {str(k.policy.direct_fs_writeback).lower()}, "
             f"kswapd_fs_writeback {k.policy.kswapd_fs_writeback}, "
             f"reclaim_throttle_dirty {str(k.policy.reclaim_throttle_dirty).lower()}, "
