@@ -117,8 +117,19 @@ def test_serial_split_summary_and_capture(tmp_path: Path, capsys: pytest.Capture
     assert m.topology.distance == [[10, 31], [31, 10]]
     zones = snaps["before"]["zoneinfo"]
     for n in (0, 1):
-        managed = sum(z["managed"] for z in zones if z["node"] == n)
-        assert abs(m.topology.reserved()[n] * 256 - (1024 * 256 - managed)) <= 128
+        # zone_pages: exactly the managed pages of each band; reserved_mib: the managed pages in use.
+        assert m.topology.zone_pages[n] == [sum(z["managed"] for z in zones if z["node"] == n and z["zone"] == b)
+                                           for b in ("DMA", "DMA32", "Normal")]
+        in_use = sum(z["managed"] - z["free"] for z in zones if z["node"] == n and z["managed"])
+        assert m.topology.reserved()[n] == in_use // 256
+    # The twin on the captured machine has the kernel's zones, page for page.
+    from mmtwin.engine import run_spec
+    from mmtwin.config import WorkloadParams, load_kernel
+    from mmtwin.resolve import resolve_spec
+
+    res = run_spec(resolve_spec(m, load_kernel("6.1-boot"), WorkloadParams(size_gb=0.25, threads=1)))
+    assert [(z["node"], z["zone"], z["present"]) for z in res["zones"]] == \
+        [(z["node"], z["zone"], z["managed"]) for z in zones if z["managed"]]
     code, text, err = call(capsys, "presets", "show", str(path))
     assert code == 0, err
     assert "machine captured-2n:" in text
@@ -539,6 +550,7 @@ def test_boot_compare_exact_watermarks_and_placement(capsys: pytest.CaptureFixtu
     ("machine", "mem", "size", "threads"),
     [
         ("x86-64-2node-24cpu", "2048", "1400", "8"),            # 2 nodes, distance 31, one thread per CPU
+        ("x86-64-2node-24cpu", "5120", "3000", "1"),            # above 4 GiB: node 1 has DMA32 and Normal
         (str(FIX / "x86-64-4node-d20.toml"), "2048", "800", "1"),  # 4 nodes, distance 20: spills past node 0
         (str(FIX / "x86-64-4node-d31.toml"), "2048", "800", "1"),  # the same at distance 31
         (str(FIX / "x86-64-4node-d31.toml"), "2048", "1200", "8"),  # one per CPU, every node near full

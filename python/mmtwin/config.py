@@ -101,6 +101,13 @@ class Topology(StrictModel):
     # the firmware remaps the RAM that would lie there above it, so nodes
     # are laid out skipping it and zone bands stay physical addresses.
     pci_hole_mib: list[int] | None = None
+    # Optional: the pages each zone band holds on each node, as a real kernel
+    # manages them (`mmtwin oracle capture` writes it from /proc/zoneinfo).
+    # One list per node, one entry per [[zones]] band (0 where the node has
+    # none of it). It replaces the layout from memory_mib, the bands and the
+    # PCI hole: pages the kernel never managed are simply not there, and
+    # reserved_mib is what the kernel had in use among them at boot.
+    zone_pages: list[list[int]] | None = None
 
     @field_validator("nodes")
     @classmethod
@@ -426,6 +433,25 @@ class Machine(StrictModel):
                     ["zones", i, "end_mib"],
                     f"{band.end_mib} is not allowed; the last band has no end_mib (it runs to the end of memory)",
                 )
+        zp = self.topology.zone_pages
+        if zp is not None:
+            t = self.topology
+            if len(zp) != t.nodes:
+                raise FieldError(["topology", "zone_pages"], f"{_count(len(zp), 'list', 'lists')}, expected {t.nodes} (one per node)")
+            per_mib = (1 << 20) // self.page_size
+            for n, (row, mem, res) in enumerate(zip(zp, t.memory(), t.reserved())):
+                if len(row) != len(self.zones):
+                    raise FieldError(["topology", "zone_pages", n],
+                                     f"{_count(len(row), 'entry', 'entries')}, expected {len(self.zones)} (one per [[zones]] band)")
+                for j, x in enumerate(row):
+                    if not _is_int(x) or x < 0:
+                        raise FieldError(["topology", "zone_pages", n, j], f"{describe(x)} is not allowed; expected pages >= 0")
+                if sum(row) > mem * per_mib:
+                    raise FieldError(["topology", "zone_pages", n],
+                                     f"{sum(row)} pages is more than node {n}'s memory_mib {mem} ({mem * per_mib} pages)")
+                if res * per_mib >= sum(row):
+                    raise FieldError(["topology", "reserved_mib"],
+                                     f"{res} MiB reserved on node {n}, which has {sum(row)} pages in its zones; must be less")
         return self
 
     # Convenience accessors -------------------------------------------------

@@ -106,6 +106,20 @@ def layout_nodes(machine: Machine, scale: Fraction = Fraction(1)) -> list[NodeLa
         start = end if end is not None else start
     out: list[NodeLayout] = []
     pfn = 0
+    if topo.zone_pages is not None:
+        # Zones as a kernel managed them: pages per band per node, laid end to end.
+        for node, (cpus, row, res) in enumerate(zip(topo.cpus(), topo.zone_pages, topo.reserved())):
+            zones = tuple((band.name, int(Fraction(x) * scale)) for band, x in zip(machine.zones, row))
+            pages = sum(p for _, p in zones)
+            reserved = scaled_pages(res, scale, ps)
+            if pages == 0 or reserved >= pages:
+                raise MmtwinError(
+                    f"--scale: {float(scale):g} leaves node {node} {pages} pages with {reserved} reserved; "
+                    "use a larger scale"
+                )
+            out.append(NodeLayout(node, cpus, pfn, pages, reserved, zones))
+            pfn += pages
+        return out
     for node, (cpus, mem, res) in enumerate(zip(topo.cpus(), topo.memory(), topo.reserved())):
         pages = scaled_pages(mem, scale, ps)
         reserved = scaled_pages(res, scale, ps)

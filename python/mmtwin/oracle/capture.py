@@ -58,7 +58,13 @@ def preset_toml(name: str, machine: Any, doc: dict[str, Any]) -> str:
     present = [sum(z.get("present", 0) for z in zones if z["node"] == n) for n in range(nodes)]
     spanned = [sum(z.get("spanned", 0) for z in zones if z["node"] == n) for n in range(nodes)]
     reserved_pages = [memory[n] * PAGES_PER_MIB - managed[n] for n in range(nodes)]
-    reserved = [max(0, round(p / PAGES_PER_MIB)) for p in reserved_pages]
+    bands = ("DMA", "DMA32", "Normal")
+    zone_pages = [[sum(z.get("managed", 0) for z in zones if z["node"] == n and z["zone"] == b) for b in bands]
+                  for n in range(nodes)]
+    free = [sum(z.get("free", 0) for z in zones if z["node"] == n and z["zone"] in bands) for n in range(nodes)]
+    # In use at boot among the managed pages (kernel, initramfs, early allocations), whole MiB, rounded down.
+    in_use = [max(0, sum(zone_pages[n]) - free[n]) for n in range(nodes)]
+    reserved = [p // PAGES_PER_MIB for p in in_use]
     cpus = [len(node["cpus"]) for node in k["nodes"]] or g["cpus_per_node"]
     distance = [node["distance"] for node in k["nodes"]] or g["distance"]
     hz = kernel_hz(k["release"])
@@ -85,8 +91,13 @@ Sysctls at boot: {sysctl}.
 How the preset expresses it:
 - memory_mib: each node's RAM as QEMU was given it (memory-backend-ram size);
   the kernel spans {spanned} pages per node and sees {present} present.
-- reserved_mib: per node, RAM the kernel did not give the page allocator =
-  memory_mib x 256 - managed pages, rounded to whole MiB: {reserved_pages} pages.
+- zone_pages: per node, the pages of each band (DMA, DMA32, NORMAL) the
+  kernel manages, exactly; the twin's zones are these, so its watermarks
+  come out as the kernel's for the same min_free_kbytes. RAM the kernel never
+  gave the page allocator (memory_mib x 256 - managed: {reserved_pages} pages)
+  is simply not there.
+- reserved_mib: per node, the managed pages in use when the dump was taken
+  (managed - free: {in_use} pages), in whole MiB rounded down.
 - pci_hole_mib: {'[3072, 4096]: QEMU pc puts RAM above 3 GiB behind the PCI hole when the guest has 3.5 GiB or more' if hole else 'none: the guest has less than 3.5 GiB, all below the PCI hole'}.
 - zones: the x86-64 bands DMA < 16 MiB, DMA32 < 4096 MiB, NORMAL above.
 - hz = {hz if hz else 250}: {'CONFIG_HZ of /boot/config-' + release if hz else 'NOT read (no /boot/config-' + release + '); the x86-64 default'}.
@@ -94,8 +105,8 @@ How the preset expresses it:
 
 NOT expressible in a machine preset (so not carried here; the twin computes
 its own from the kernel profile):
-- which zone each node's reserved pages come out of (the preset has one
-  reserved_mib per node; the real split is the managed column above);
+- which zone the pages in use at boot come out of (the preset has one
+  reserved_mib per node);
 - the firmware holes inside the DMA zone (present < spanned: page 0 and
   640 KiB-1 MiB) and the zones' start_pfn;
 - the watermarks (min/low/high) and the protection (lowmem_reserve) arrays:
@@ -125,6 +136,8 @@ no block device.
         f"memory_mib = [{', '.join(map(str, memory))}]",
         f"# managed pages per node: {managed}",
         f"reserved_mib = [{', '.join(map(str, reserved))}]",
+        "# pages per zone band (DMA, DMA32, NORMAL) as the kernel manages them",
+        f"zone_pages = [{', '.join('[' + ', '.join(map(str, row)) + ']' for row in zone_pages)}]",
     ]
     if hole:
         lines.append(f"pci_hole_mib = [{PC_LOWMEM_MIB}, 4096]")

@@ -38,6 +38,8 @@ from mmtwin.errors import MmtwinError
 
 TWIN_KERNEL = "6.1-boot"
 ZONE_TYPES = ("DMA", "DMA32", "Normal")
+# The twin's names for them (its specification and results).
+TWIN_ZONE = {"DMA": "DMA", "DMA32": "DMA32", "Normal": "NORMAL"}
 PLACEMENT = ("numa_hit", "numa_miss", "numa_foreign", "local_node", "other_node")
 # The twin's per-zone counter behind each numastat field.
 _TWIN_NUMA = {"numa_hit": "numa_hit", "numa_miss": "numa_miss", "numa_foreign": "numa_foreign",
@@ -64,7 +66,7 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
         managed = sum(z["managed"] for z in mine)
         free = sum(z["free"] for z in mine)
         nodes.append({"cpus": g["cpus_per_node"][n],
-                      "zones": [{"name": z["zone"], "present_pages": z["managed"]} for z in mine],
+                      "zones": [{"name": TWIN_ZONE[z["zone"]], "present_pages": z["managed"]} for z in mine],
                       "reserved_pages": max(0, managed - free)})
     values = doc["kernel"]["sysctl"]
     try:
@@ -102,7 +104,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
     for z in doc["snapshots"]["before"]["zoneinfo"]:
         if not z.get("managed"):
             continue
-        t = tz.get((z["node"], z["zone"]))
+        t = tz.get((z["node"], TWIN_ZONE.get(z["zone"], z["zone"])))
         if t is None:
             exact = False
             zones.append({"node": z["node"], "zone": z["zone"], "missing_in_twin": True})
@@ -149,7 +151,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         if key not in real_pgalloc:
             continue
         real = real_pgalloc[key]
-        tw = sum(z["pgalloc"] for z in twin["zones"] if z["zone"] == ztype)
+        tw = sum(z["pgalloc"] for z in twin["zones"] if z["zone"] == TWIN_ZONE[ztype])
         ok = agrees(real, tw)
         within &= ok
         rows.append({"what": f"pgalloc_{key}", "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})

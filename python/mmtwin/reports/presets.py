@@ -27,6 +27,11 @@ def describe_machine(m: Machine, scale: Fraction = Fraction(1)) -> str:
         "  zone bands: "
         + ", ".join(f"{z.name} < {z.end_mib} MiB" if z.end_mib is not None else f"{z.name} above" for z in m.zones)
         + (f"; PCI hole {topo.pci_hole_mib[0]}-{topo.pci_hole_mib[1]} MiB (no RAM)" if topo.pci_hole_mib else ""),
+        *([
+            "  zone pages (as a kernel managed them; replace the bands): "
+            + "; ".join(f"node {n} " + ", ".join(f"{z.name} {p}" for z, p in zip(m.zones, row) if p)
+                        for n, row in enumerate(topo.zone_pages))
+        ] if topo.zone_pages is not None else []),
         "  cost (ns): " + ", ".join(f"{k} {v}" for k, v in m.cost.model_dump().items()),
         *_storage_lines(m),
         "  source:",
