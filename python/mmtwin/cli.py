@@ -996,6 +996,19 @@ ORACLE_ACCEL_HELP = ("auto (default: KVM when /dev/kvm opens and a guest starts 
                      "Emulated times are not physical: compare counters, never times.")
 ORACLE_TIMEOUT_HELP = "Kill QEMU and fail when the guest has not powered off after this many seconds (default 300)."
 
+# Options shared by oracle run, capture and compare (one definition each).
+_O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file.")
+_O_MEM = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP)
+_O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
+_O_THREADS = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus).")
+_O_CPUS = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4.")
+_O_SIZE = typer.Option(None, "--size-mib", metavar="N",
+                       help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0).")
+_O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
+_O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)
+_O_ACCEL = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP)
+_O_TIMEOUT = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP)
+
 
 @oracle_app.callback()
 def oracle_root(
@@ -1039,19 +1052,18 @@ def _oracle_machine(machine: str) -> Any:
 
 @oracle_app.command("run")
 def oracle_run_cmd(
-    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
-    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
-    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
-    threads: int = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus)."),
-    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4."),
-    size_mib: Optional[int] = typer.Option(None, "--size-mib", metavar="N",
-                                           help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0)."),
+    machine: str = _O_MACHINE,
+    mem_mib: Optional[int] = _O_MEM,
+    scale: Optional[float] = _O_SCALE,
+    threads: int = _O_THREADS,
+    cpus: Optional[str] = _O_CPUS,
+    size_mib: Optional[int] = _O_SIZE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
-    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
-    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
-    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+    max_cpus: int = _O_MAX_CPUS,
+    kernel: Optional[str] = _O_KERNEL,
+    accel: str = _O_ACCEL,
+    timeout: float = _O_TIMEOUT,
     json_out: bool = typer.Option(False, "--json", help="Print everything parsed (per-phase snapshots, summary) as JSON."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
                                               help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
@@ -1083,14 +1095,14 @@ def oracle_run_cmd(
 
 @oracle_app.command("capture")
 def oracle_capture_cmd(
-    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
+    machine: str = _O_MACHINE,
     out: Path = typer.Option(..., "--out", metavar="FILE.toml", help="The machine preset to write; its stem becomes its name."),
-    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
-    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
-    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
-    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
-    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+    mem_mib: Optional[int] = _O_MEM,
+    scale: Optional[float] = _O_SCALE,
+    max_cpus: int = _O_MAX_CPUS,
+    kernel: Optional[str] = _O_KERNEL,
+    accel: str = _O_ACCEL,
+    timeout: float = _O_TIMEOUT,
 ) -> None:
     """Boot the preset's topology (no workload) and write a machine preset with the real kernel's zone layout.
 
@@ -1115,22 +1127,21 @@ def oracle_capture_cmd(
 
 @oracle_app.command("compare")
 def oracle_compare_cmd(
-    machine: str = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file."),
-    mem_mib: Optional[int] = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP),
-    scale: Optional[float] = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP),
-    threads: int = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus)."),
-    cpus: Optional[str] = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4."),
-    size_mib: Optional[int] = typer.Option(None, "--size-mib", metavar="N",
-                                           help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0)."),
+    machine: str = _O_MACHINE,
+    mem_mib: Optional[int] = _O_MEM,
+    scale: Optional[float] = _O_SCALE,
+    threads: int = _O_THREADS,
+    cpus: Optional[str] = _O_CPUS,
+    size_mib: Optional[int] = _O_SIZE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio and zone_reclaim_mode) before the workload (repeatable)."),
     tolerance: float = typer.Option(0.05, "--tolerance", metavar="FRACTION",
                                     help="How far the twin's placement counters may be from the real ones (default 0.05)."),
-    max_cpus: int = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP),
-    accel: str = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP),
-    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help=ORACLE_TIMEOUT_HELP),
+    max_cpus: int = _O_MAX_CPUS,
+    kernel: Optional[str] = _O_KERNEL,
+    accel: str = _O_ACCEL,
+    timeout: float = _O_TIMEOUT,
     json_out: bool = typer.Option(False, "--json", help="Print the real run, the twin's result and the comparison as JSON."),
 ) -> None:
     """Run the memory hog on the real kernel and on the twin with the guest's own layout, side by side.
