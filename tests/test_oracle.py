@@ -21,6 +21,7 @@ from conftest import FIXTURES
 
 from mmtwin import cli
 from mmtwin.oracle import capture, guest, procfs, run as orun
+from mmtwin.errors import MmtwinError
 
 FIX = FIXTURES / "oracle"
 MACHINE = "x86-64-2node-24cpu"  # 2 nodes, distance 31
@@ -369,6 +370,15 @@ def test_clean_refused_while_a_guest_runs(capsys: pytest.CaptureFixture[str], ow
         sleeper.wait()
     code, out, _ = call(capsys, "oracle", "clean")
     assert code == 0 and out.startswith("removed ")
+
+
+def test_capture_writes_only_a_preset_that_loads(tmp_path: Path) -> None:
+    target = tmp_path / "cap.toml"
+    target.write_text("keep me\n")
+    with pytest.raises(MmtwinError, match=r"does not load \(an mmtwin bug\), nothing written"):
+        capture.write_preset(target, 'name = "cap"\narch = "x86_64"\n')
+    assert target.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cap.toml"]  # no scratch left behind
 
 
 def test_capture_out_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -161,12 +161,22 @@ no block device.
 
 
 def write_preset(path: Path, text: str) -> None:
+    """Write the preset, checked first: it is loaded from a scratch directory beside the target (same file
+    name, so its name still equals the stem) and only then moved over the target."""
+    import shutil
+    import tempfile
+
     from mmtwin.config import load_machine
 
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{path.stem}-", dir=path.parent))
     try:
-        load_machine(str(path))
-    except MmtwinError as exc:
-        raise MmtwinError(f"oracle capture: the preset written to {path} does not load (an mmtwin bug): {exc.message}") from None
+        tmp = scratch / path.name
+        tmp.write_text(text)
+        try:
+            load_machine(str(tmp))
+        except MmtwinError as exc:
+            raise MmtwinError(f"oracle capture: the preset for {path} does not load (an mmtwin bug), "
+                              f"nothing written: {exc.message}") from None
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
