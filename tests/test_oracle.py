@@ -432,6 +432,8 @@ def test_compare_twin_from_fixture() -> None:
     twin = strip_perf(run_spec(spec))
     cmp = ocmp.compare(doc, twin)
     assert cmp["placement_within"], cmp["placement"]
+    faults = [r for r in cmp["placement"] if r["what"] == "pgfault"][0]
+    assert faults["twin"] == 1400 * 256 and 0 <= faults["real"] - faults["twin"] < 3584
     assert not cmp["watermarks_exact"]  # boot-time watermarks, from other managed counts
     row = [z for z in cmp["zones"] if (z["node"], z["zone"]) == (0, "DMA32")][0]
     assert row["min"]["real"] != row["min"]["twin"] and abs(row["min"]["real"] - row["min"]["twin"]) < 20

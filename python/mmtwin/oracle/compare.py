@@ -24,8 +24,8 @@ higher zones / ratio), and at boot its watermark boost is 0. The profile
 
 Compared: every zone's min, low, high, protection and per-cpu list batch
 and high (they must agree exactly), and the workload's change of the placement counters per node
-(numa_hit, numa_miss, numa_foreign, local_node, other_node) and of pgalloc per
-zone (the real guest also allocates for its shell, page tables and the
+(numa_hit, numa_miss, numa_foreign, local_node, other_node), of pgalloc per
+zone and of pgfault (the real guest also allocates for its shell, page tables and the
 snapshot itself, so these agree within a tolerance, 5% by default, or within a
 noise floor of 1% of the hog's pages, at least 1000).
 """
@@ -155,6 +155,14 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         ok = agrees(real, tw)
         within &= ok
         rows.append({"what": f"pgalloc_{key}", "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
+    # Page faults: the hog's one per page, and the guest's own.
+    real_faults = doc["summary"]["vmstat_delta"].get("pgfault")
+    if real_faults is not None:
+        tv, tv0 = twin.get("vmstat", {}), twin.get("vmstat_start", {})
+        tw = tv.get("pgfault", 0) - tv0.get("pgfault", 0)
+        ok = agrees(real_faults, tw)
+        within &= ok
+        rows.append({"what": "pgfault", "real": real_faults, "twin": tw, "ratio": _ratio(real_faults, tw), "ok": ok})
     return {"zones": zones, "placement": rows, "watermarks_exact": exact, "placement_within": within,
             "tolerance": tolerance, "noise_pages": noise}
 
