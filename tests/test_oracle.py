@@ -357,19 +357,27 @@ def test_failed_hog_is_an_error(capsys: pytest.CaptureFixture[str], monkeypatch:
 
 def test_clean_refused_while_a_guest_runs(capsys: pytest.CaptureFixture[str], own_cache: Path) -> None:
     import subprocess
+    import sys
 
-    sleeper = subprocess.Popen(["sleep", "30"])
+    # A live process that is not mmtwin (a pid reused after a failed run kept its directory) does not count.
+    other = subprocess.Popen(["sleep", "30"])
+    # One whose command line names mmtwin does.
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "mmtwin"])
     try:
+        stale = own_cache / "mmtwin" / "oracle" / "runs" / f"{other.pid}-1"
+        stale.mkdir(parents=True)
         run = own_cache / "mmtwin" / "oracle" / "runs" / f"{sleeper.pid}-1"
         run.mkdir(parents=True)
         code, _, err = call(capsys, "oracle", "clean")
         assert code == 2 and f"process {sleeper.pid} is running a guest" in err
         assert run.exists()
+        run.rmdir()
+        code, out, _ = call(capsys, "oracle", "clean")
+        assert code == 0 and out.startswith("removed ")
     finally:
-        sleeper.kill()
-        sleeper.wait()
-    code, out, _ = call(capsys, "oracle", "clean")
-    assert code == 0 and out.startswith("removed ")
+        for p in (other, sleeper):
+            p.kill()
+            p.wait()
 
 
 def test_capture_writes_only_a_preset_that_loads(tmp_path: Path) -> None:

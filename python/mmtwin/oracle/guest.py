@@ -470,17 +470,19 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
 
 
 def _live_runs(path: Path) -> list[str]:
-    """Run directories (runs/<pid>-<ns>) whose mmtwin process is still alive."""
+    """Run directories (runs/<pid>-<ns>) whose mmtwin process is still alive: the pid exists and its
+    command line names mmtwin (a directory kept after a failed run may outlive its pid, which the
+    system can give to an unrelated process)."""
     live = []
     for run in sorted((path / "runs").glob("*-*")):
         pid = run.name.split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
-                continue
-            except PermissionError:
-                pass
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"mmtwin" in cmdline:
             live.append(pid)
     return live
 
