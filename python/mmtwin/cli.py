@@ -83,14 +83,9 @@ def _root(
 
 def _id_list(text: Optional[str], option: str) -> Optional[list[int]]:
     """``--cpus``/``--mems``: ``0-11``, ``0,2,4-7`` (the kernel's list format)."""
-    if text is None:
-        return None
-    from mmtwin.config import parse_id_list
+    from mmtwin.config import parse_id_option
 
-    try:
-        return parse_id_list(text)
-    except ValueError as exc:
-        raise MmtwinError(f"{option}: {text!r} is not allowed; {exc} (expected a list such as 0-11 or 0,2,4-7)") from None
+    return parse_id_option(text, option)
 
 
 def _set_value(text: str) -> Any:

@@ -606,6 +606,16 @@ def parse_id_list(text: str) -> list[int]:
     return out
 
 
+def parse_id_option(text: str | None, option: str) -> list[int] | None:
+    """A command-line id list (``--cpus``, ``--mems``), or a one-line MmtwinError naming the option."""
+    if text is None:
+        return None
+    try:
+        return parse_id_list(text)
+    except ValueError as exc:
+        raise MmtwinError(f"{option}: {text!r} is not allowed; {exc} (expected a list such as 0-11 or 0,2,4-7)") from None
+
+
 def _id_list(v: Any, what: str) -> Any:
     """``None``, a list of integers, or a kernel list string such as ``"0-11"``."""
     if v is None:

@@ -44,17 +44,6 @@ def parse_sysctls(items: Optional[Sequence[str]]) -> list[tuple[str, str]]:
     return out
 
 
-def _parse_id_list(text: Optional[str]) -> Optional[list[int]]:
-    if text is None:
-        return None
-    from mmtwin.config import parse_id_list
-
-    try:
-        return parse_id_list(text)
-    except ValueError as exc:
-        raise MmtwinError(f"--cpus: {text!r} is not allowed; {exc} (expected a list such as 0-3 or 0,2)") from None
-
-
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str]) -> dict[str, Any]:
     """The memory hog's settings, checked against the guest."""
     if size_mib is None:
@@ -69,7 +58,9 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
         )
     if threads < 1:
         raise MmtwinError(f"--threads: {threads} is not allowed; expected at least 1")
-    ids = _parse_id_list(cpus)
+    from mmtwin.config import parse_id_option
+
+    ids = parse_id_option(cpus, "--cpus")
     if ids is None:
         if threads > topo.total_cpus:
             raise MmtwinError(
