@@ -214,6 +214,7 @@ class Cost(StrictModel):
     scan_page_ns: int = 150
     inode_ns: int = 20000
     writepage_ns: int = 1500
+    clone_ns: int = 25000
 
     @field_validator("*")
     @classmethod
@@ -376,6 +377,9 @@ class Machine(StrictModel):
     zones: list[ZoneBand]
     cost: Cost
     storage: Storage | None = None
+    # Where a workload's threads run: "none" = thread i on CPU i; "ia64-2.6.18" =
+    # 2.6.18's exec and fork balancing over ia64's sched domains (docs/config-schema.md).
+    fork_balance: Literal["none", "ia64-2.6.18"] = "none"
 
     @field_validator("max_order")
     @classmethod

@@ -450,6 +450,7 @@ def machine_spec(machine: Machine, scale: Fraction = Fraction(1)) -> dict[str, A
         "distance": [list(row) for row in machine.topology.distance],
         "cost": machine.cost.model_dump(),
         "storage": storage_spec(machine),
+        "fork_balance": machine.fork_balance,
     }
 
 

@@ -127,6 +127,23 @@ pub struct MachineSpec {
     pub cost: CostSpec,
     #[serde(default)]
     pub storage: Option<StorageSpec>,
+    /// Where a multi-threaded workload's threads run (docs/config-schema.md).
+    #[serde(default)]
+    pub fork_balance: ForkBalance,
+}
+
+/// Where the threads a workload creates run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum ForkBalance {
+    /// Thread i on CPU i (or the workload's own CPU list): a benchmark that pins its threads.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// sched_balance_self at exec and at every clone over the sched domains
+    /// 2.6.18 built on ia64 (SD_BALANCE_FORK in the node domain only), then
+    /// the idle CPUs' load balancing pulling the threads that shared a CPU.
+    #[serde(rename = "ia64-2.6.18")]
+    Ia64_2618,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -270,6 +287,12 @@ pub struct CostSpec {
     pub inode_ns: u64,
     #[serde(default = "d_writepage")]
     pub writepage_ns: u64,
+    /// clone(CLONE_VM | CLONE_THREAD): one pthread_create, parent side.
+    #[serde(default = "d_clone")]
+    pub clone_ns: u64,
+}
+fn d_clone() -> u64 {
+    25000
 }
 fn d_syscall() -> u64 {
     300
