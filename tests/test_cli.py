@@ -200,6 +200,25 @@ def test_reproduce_zlcfirst_exits_1_when_a_claim_fails(
     assert "verdict: 5 of 6 claims held in the simulation" in out
 
 
+def test_reproduce_zlcfirst_a_tie_is_not_a_fall(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """C2 and C6 ask for a quarter of the published fall: patched runs 1% faster than vanilla fail both."""
+    import mmtwin.engine
+    from fakeengine import fake_run_spec
+
+    def barely_faster(spec: dict) -> dict:
+        result = fake_run_spec(spec)
+        if spec["workload"]["kind"] in ("fsmark", "mmapstream"):
+            patched = spec["kernel"]["zlc"] == "first-eligible"
+            result["times"]["elapsed_s"] = 990.0 if patched else 1000.0
+        return result
+
+    monkeypatch.setattr(mmtwin.engine, "run_spec", barely_faster)
+    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--jobs", "1")
+    assert code == 1
+    assert "C2  NOT HELD" in out and "C6  NOT HELD" in out
+    assert "3.0-rc6-zlcfirst elapsed fall % 1.00 x" in out
+
+
 def test_reproduce_zlcfirst_rejects_an_experiment_of_the_wrong_shape(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, fake_engine: None
 ) -> None:

@@ -127,6 +127,9 @@ impl Kernel {
                         chunk_kib: d.chunk_kib,
                         bandwidth_mib_s: d.bandwidth_mib_s,
                         access_us: d.access_us,
+                        rpm: d.rpm,
+                        track_seek_us: d.track_seek_us,
+                        full_seek_us: d.full_seek_us,
                         nr_requests: d.nr_requests,
                         max_sectors_kib: d.max_sectors_kib,
                         // The spec gives each disk's size; the md device holds them all.

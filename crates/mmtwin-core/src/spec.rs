@@ -164,6 +164,13 @@ pub struct DeviceSpecJson {
     pub chunk_kib: u32,
     pub bandwidth_mib_s: u32,
     pub access_us: u32,
+    /// Seek curve (block.rs `Timing`): spindle speed, 0 = flat `access_us`.
+    #[serde(default)]
+    pub rpm: u32,
+    #[serde(default)]
+    pub track_seek_us: u32,
+    #[serde(default)]
+    pub full_seek_us: u32,
     pub nr_requests: u32,
     pub max_sectors_kib: u32,
     pub size_mib: u64,
@@ -987,6 +994,18 @@ impl Spec {
                 }
                 if d.bandwidth_mib_s == 0 || d.bandwidth_mib_s > 1_000_000 {
                     return Err(SpecError::new(f("bandwidth_mib_s"), format!("{} is not allowed; 1 to 1000000", d.bandwidth_mib_s)));
+                }
+                if d.rpm != 0 && !(1000..=30_000).contains(&d.rpm) {
+                    return Err(SpecError::new(f("rpm"), format!("{} is not allowed; 0 (flat access_us) or 1000 to 30000", d.rpm)));
+                }
+                if d.rpm != 0 && !(1..=1_000_000).contains(&d.track_seek_us) {
+                    return Err(SpecError::new(f("track_seek_us"), format!("{} is not allowed; 1 to 1000000 with rpm set", d.track_seek_us)));
+                }
+                if d.rpm != 0 && !(d.track_seek_us..=1_000_000).contains(&d.full_seek_us) {
+                    return Err(SpecError::new(
+                        f("full_seek_us"),
+                        format!("{} is not allowed; track_seek_us ({}) to 1000000 with rpm set", d.full_seek_us, d.track_seek_us),
+                    ));
                 }
                 if !(4..=100_000).contains(&d.nr_requests) {
                     return Err(SpecError::new(f("nr_requests"), format!("{} is not allowed; 4 to 100000", d.nr_requests)));
