@@ -258,8 +258,9 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
                  "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80, "syscall_ns": 300, "copy_ns_per_kib": 250,
                  "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500, "clone_ns": 25000},
         "storage": {
-            "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 8000,
-                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "noop"}],
+            "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 0,
+                         "rpm": 7200, "track_seek_us": 1000, "full_seek_us": 15000,
+                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "deadline"}],
             "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
             "swap": None,
         },
