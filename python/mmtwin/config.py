@@ -40,6 +40,8 @@ BLKDEV_MIN_RQ = 4  # 3.0 include/linux/blkdev.h: the smallest nr_requests a queu
 FSMARK_MAX_THREADS = 64  # fs_mark.h MAX_THREADS
 FSMARK_MAX_FILES = 1_000_000  # fs_mark.h MAX_FILES: -n at most this
 FSMARK_MAX_IO = 1024 * 1024  # fs_mark.h MAX_IO_BUFFER_SIZE: -w at most this
+FSMARK_MAX_ITERATIONS = 100_000  # the engine's limit on -L (spec.rs validate_file_workload)
+U32_MAX = 2**32 - 1  # the engine's 32-bit counts (subdirs, files_per_subdir, copies)
 
 
 class FieldError(ValueError):
@@ -602,6 +604,9 @@ def parse_id_list(text: str) -> list[int]:
             raise ValueError(f"{part!r} is neither an id nor a range a-b") from None
         if a < 0 or b < a:
             raise ValueError(f"{part!r} is not a range a-b with 0 <= a <= b")
+        if b >= MAX_CPUS:
+            # No machine has more CPUs (or nodes): a larger id is a typo, and expanding it would not end.
+            raise ValueError(f"{part!r} goes past {MAX_CPUS - 1}, the largest CPU or node id a machine can have")
         out.extend(range(a, b + 1))
     return out
 
@@ -633,6 +638,12 @@ def _id_list(v: Any, what: str) -> Any:
 def _at_least(v: int, minimum: int, what: str = "") -> int:
     if v < minimum:
         raise ValueError(f"{v} is not allowed; must be >= {minimum}{what}")
+    return v
+
+
+def _between(v: int, lo: int, hi: int, what: str = "") -> int:
+    if not lo <= v <= hi:
+        raise ValueError(f"{v} is not allowed; expected {lo} to {hi}{what}")
     return v
 
 
@@ -724,12 +735,12 @@ class FsmarkParams(_WorkloadBase):
     @field_validator("subdirs")
     @classmethod
     def _subdirs(cls, v: int) -> int:
-        return _at_least(v, 2, " (-D, subdirectories under each -d directory)")
+        return _between(v, 2, U32_MAX, " (-D, subdirectories under each -d directory)")
 
     @field_validator("files_per_subdir")
     @classmethod
     def _per_subdir(cls, v: int) -> int:
-        return _at_least(v, 1, " (-N, files written to a subdirectory before moving to the next)")
+        return _between(v, 1, U32_MAX, " (-N, files written to a subdirectory before moving to the next)")
 
     @field_validator("files")
     @classmethod
@@ -743,7 +754,7 @@ class FsmarkParams(_WorkloadBase):
     @field_validator("iterations")
     @classmethod
     def _iterations(cls, v: int) -> int:
-        return _at_least(v, 1, " (-L, iterations)")
+        return _between(v, 1, FSMARK_MAX_ITERATIONS, " (-L, iterations)")
 
     @field_validator("file_bytes")
     @classmethod
@@ -798,7 +809,7 @@ class LargeddParams(_WorkloadBase):
     @field_validator("copies")
     @classmethod
     def _copies(cls, v: int) -> int:
-        return _at_least(v, 1, " (dd copies of the tarfile)")
+        return _between(v, 1, U32_MAX, " (dd copies of the tarfile)")
 
     @field_validator("dd_kib", mode="before")
     @classmethod
