@@ -673,3 +673,33 @@ def test_only_regular_utf8_files_are_read(tmp_path: Path) -> None:
     with pytest.raises(MmtwinError) as info:
         config.read_toml(big)
     assert "is not allowed; a preset or experiment file is at most" in info.value.message
+
+
+def test_unparsable_files_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nesting too deep for the parser, a byte-order mark and a symlink loop: one line naming the file, exit 2."""
+    import os
+
+    from mmtwin import cli
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(deep)
+    assert info.value.message.endswith("deep.toml: invalid TOML: arrays or tables nested too deeply to parse")
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbfname = 'bom'\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(bom)
+    assert info.value.message.endswith("bom.toml: starts with a byte-order mark (EF BB BF); save it as UTF-8 without one")
+    loop = tmp_path / "loop.toml"
+    os.symlink(loop, loop)
+    for args in (["presets", "show", str(loop)], ["presets", "show", str(deep)]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(args)
+        out, err = capsys.readouterr()
+        assert exit_info.value.code == 2, err
+        assert len(err.splitlines()) == 1 and out == "", err
+    assert err.startswith("mmtwin: error: ") and err.endswith("deep.toml: invalid TOML: arrays or tables nested too deeply to parse\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(loop)
+    assert info.value.message.endswith("loop.toml: cannot read: Too many levels of symbolic links")

@@ -299,6 +299,9 @@ def test_bad_results_trees_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 
     cases = [
         (lambda d: (d / saved.SUMMARY).write_text("{not json"), ["mmtwin-results.json", "not valid JSON"]),
+        # Nesting deeper than the parser's recursion: one line, not RecursionError (exit 3).
+        (lambda d: (d / saved.SUMMARY).write_text("[" * 100_000 + "]" * 100_000),
+         ["mmtwin-results.json: not valid JSON: arrays or objects nested too deeply to parse"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "schema": "other"})), ["schema: 'other' is not allowed"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "schema_version": 99})), ["schema_version: 99", "upgrade"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "command": "bench"})), ["command", "'bench'"]),

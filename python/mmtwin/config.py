@@ -1301,7 +1301,10 @@ def display_path(path: Traversable) -> str:
     """
     if not isinstance(path, Path):  # package data that is not on a filesystem (a zip)
         return str(path)
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        return str(path)
     if REPO_ROOT is not None and resolved.is_relative_to(REPO_ROOT):
         return str(resolved.relative_to(REPO_ROOT))
     if resolved.is_relative_to(PACKAGE_DIR):
@@ -1336,6 +1339,8 @@ def read_toml(path: Traversable) -> dict[str, Any]:
             data = fh.read(MAX_TOML_BYTES + 1)
         if len(data) > MAX_TOML_BYTES:
             raise MmtwinError(f"{where}: more than {MAX_TOML_BYTES} bytes is not allowed for a preset or experiment file")
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise MmtwinError(f"{where}: starts with a byte-order mark (EF BB BF); save it as UTF-8 without one")
         return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MmtwinError(f"{where}: no such file") from None
@@ -1343,6 +1348,8 @@ def read_toml(path: Traversable) -> dict[str, Any]:
         raise MmtwinError(f"{where}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}; TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise MmtwinError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise MmtwinError(f"{where}: invalid TOML: arrays or tables nested too deeply to parse") from None
     except OSError as exc:
         raise MmtwinError(f"{where}: cannot read: {exc.strerror}") from None
 
@@ -1370,7 +1377,7 @@ def find_file(kind: str, name: str, dirs: Sequence[Traversable]) -> Traversable:
         path = Path(name)
         if not path.is_file():
             if path.exists():
-                raise MmtwinError(f"{name}: not a regular file; a {kind} is a .toml file")
+                raise MmtwinError(f"{name}: not a regular file; {'an' if kind[0] in 'aeiou' else 'a'} {kind} is a .toml file")
             raise MmtwinError(f"{name}: no such {kind} file")
         return path
     for directory in dirs:

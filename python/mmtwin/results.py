@@ -591,7 +591,7 @@ def _clear_previous(root: Path) -> None:
         old = json.loads(summary.read_text(encoding="utf-8"))
         names = [str(r["name"]) for r in old.get("runs", [])]
         tests = [str(r.get("test")) for r in old.get("runs", [])]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         names, tests = [], []
     for name in names:
         clean = _NAME_OK.sub("_", name)
@@ -725,6 +725,8 @@ def _read_json(path: Path, what: str) -> Any:
         raise MmtwinError(f"{path}: not UTF-8 (byte {exc.start}); expected JSON") from None
     except json.JSONDecodeError as exc:
         raise MmtwinError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise MmtwinError(f"{path}: not valid JSON: arrays or objects nested too deeply to parse") from None
     except OSError as exc:
         raise MmtwinError(f"{path}: cannot read: {exc.strerror}") from None
 

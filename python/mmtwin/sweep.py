@@ -553,7 +553,7 @@ def load_state(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
             rec = json.loads(line)
             ok = (isinstance(rec, dict) and rec.get("v") == STATE_VERSION and isinstance(rec.get("key"), str)
                   and isinstance(rec.get("figures"), dict) and isinstance(rec.get("digest"), str))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # a line cut short, or garbage nested too deeply
             ok = False
         if ok:
             records[rec["key"]] = rec
