@@ -174,17 +174,17 @@ def _scale(value: float) -> Any:
     return parse_scale(value)
 
 
+def _dir_option(text: Optional[str], option: str) -> Optional[Path]:
+    from mmtwin.results import dir_option
+
+    return dir_option(text, option)
+
+
 def _plot_dir(path: Optional[Path]) -> Optional[Path]:
     """Create --plot's directory before any work, so a bad path fails at once (exit 2)."""
-    if path is None:
-        return None
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MmtwinError(f"--plot: cannot create directory {str(path)!r}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK):
-        raise MmtwinError(f"--plot: directory {str(path)!r} is not writable")
-    return path
+    from mmtwin.results import make_writable_dir
+
+    return None if path is None else make_writable_dir(path, "--plot", "give a directory for the PNGs")
 
 
 def _output_dir(path: Optional[Path]) -> Optional[Path]:
@@ -400,13 +400,14 @@ def run(
         False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
     ),
     vmstat: bool = typer.Option(False, "--vmstat", help="Also print /proc/vmstat and the per-zone free-pages timeline."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    plot_text: Optional[str] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
     proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
+    plot, output_dir = _dir_option(plot_text, "--plot"), _dir_option(output_dir_text, "--output-dir")
     from mmtwin.config import load_kernel
     from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, run_spec, strip_perf
@@ -526,7 +527,7 @@ def compare(
     iterations: int = typer.Option(1, "--iterations", metavar="N", help=ITERATIONS_HELP),
     ftrace: bool = typer.Option(True, "--ftrace/--no-ftrace", help=FTRACE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     results_dirs: Optional[list[Path]] = typer.Option(
         None, "--results", metavar="DIR",
         help="Compare saved results instead of running: every run of each results tree written by --output-dir "
@@ -537,6 +538,7 @@ def compare(
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
+    output_dir = _dir_option(output_dir_text, "--output-dir")
     from mmtwin.config import load_kernel
     from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, strip_perf
@@ -720,11 +722,11 @@ def reproduce(
     full: bool = typer.Option(False, "--full", help="Run at published scale (scale 1) whatever the reproduction's default."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
+    plot_text: Optional[str] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
     experiment: Optional[str] = typer.Option(
         None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
     ),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
     proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
@@ -737,6 +739,7 @@ def reproduce(
     """
     from mmtwin import reproduce as repro
 
+    output_dir = _dir_option(output_dir_text, "--output-dir")
     reg = repro.registry()
     if list_only:
         w = max(len(n) for n in reg)
@@ -747,7 +750,7 @@ def reproduce(
         raise MmtwinError("--experiment needs a reproduction name")
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
-    plot = _plot_dir(plot)
+    plot = _plot_dir(_dir_option(plot_text, "--plot"))
     proc = _proc_options(proc_at, proc_every, proc_max, output_dir, None)
     _output_dir(output_dir)
     captured: list[Any] = []
@@ -793,7 +796,7 @@ def reproduce(
 @app.command()
 def report(
     results_dirs: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results trees written by --output-dir (one or more directories)."),
-    html_dir: Optional[Path] = typer.Option(
+    html_text: Optional[str] = typer.Option(
         None, "--html", metavar="DIR",
         help="Also write DIR/index.html: a self-contained HTML report (tables and PNG plots embedded as data: URIs; "
         "the PNGs are written beside it).",
@@ -812,6 +815,7 @@ def report(
     """Print the MMTests text of saved results (what the command that wrote them printed); --html adds a report page."""
     from mmtwin import results as saved
 
+    html_dir = _dir_option(html_text, "--html")
     if at is not None and proc is None:
         raise MmtwinError("--at: needs --proc FILE")
     if proc is not None:
@@ -1060,8 +1064,8 @@ def oracle_run_cmd(
     accel: str = _O_ACCEL,
     timeout: float = _O_TIMEOUT,
     json_out: bool = typer.Option(False, "--json", help="Print everything parsed (per-phase snapshots, summary) as JSON."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
-                                              help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR",
+                                                  help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
 ) -> None:
     """Boot the preset's topology, run the memory hog, and print zone watermarks and placement counters.
 
@@ -1070,7 +1074,7 @@ def oracle_run_cmd(
     """
     from mmtwin.oracle import guest, run as orun
 
-    out_dir = orun.check_output_dir(output_dir)
+    out_dir = orun.check_output_dir(_dir_option(output_dir_text, "--output-dir"))
     m = _oracle_machine(machine)
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)

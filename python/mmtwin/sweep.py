@@ -708,8 +708,9 @@ def check_out(out: Path) -> str:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MmtwinError(f"--out: cannot create directory {str(parent)!r}: {exc.strerror}") from None
-    if not os.access(parent, os.W_OK):
-        raise MmtwinError(f"--out: directory {str(parent)!r} is not writable")
+    from mmtwin.results import check_writable
+
+    check_writable(parent, "--out")
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401
