@@ -288,6 +288,10 @@ def test_compare_an_experiment_run_prints_the_2011_report(capsys: pytest.Capture
         (["-w", "mmapstream", "--set", "size_mib=1", "--cpus", "3-1"], "--cpus: '3-1' is not allowed"),
         (["-w", "mmapstream", "--set", "sizemib=1"], "command line: sizemib: unknown key; allowed keys here: kind, size_mib"),
         (["-w", "nope"], "--workload: 'nope' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+        # '' is not the default kind (it ran the memory hog, exit 0)
+        (["-w", "", "--size-gb", "1", "-t", "1"], "--workload: '' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+        (["--size-gb", "1", "-t", "1", "--cpus", "0-4000000000"],
+         "--cpus: '0-4000000000' is not allowed; '0-4000000000' goes past 4095, the largest CPU or node id a machine can have"),
     ],
 )
 def test_bad_workload_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], expected: str) -> None:

@@ -140,7 +140,7 @@ def _workload(
         if workload is not None and workload != data["kind"]:
             raise MmtwinError(f"--workload: {workload!r} is not allowed; run {run.name!r} is a {data['kind']} workload")
     else:
-        kind = workload or ("fsmark" if fsmark is not None else "memhog")
+        kind = workload if workload is not None else ("fsmark" if fsmark is not None else "memhog")
         if kind not in WORKLOAD_KINDS:
             raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of: {', '.join(WORKLOAD_KINDS)}")
         data = {"kind": kind}

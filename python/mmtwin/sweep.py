@@ -354,7 +354,7 @@ class _Resolver:
         run = self.run_obj(run_name, "--run" if run_name == self.base.run else "run")
         if run is not None:
             return str(run.workload.kind)
-        return self.base.workload or ("fsmark" if self.base.fsmark is not None else "memhog")
+        return self.base.workload if self.base.workload is not None else ("fsmark" if self.base.fsmark is not None else "memhog")
 
     def resolve(self, values: Mapping[Target, Any], texts: Mapping[Target, str]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(context columns, spec with the cell's base seed) for one cell: each axis's value
