@@ -186,7 +186,9 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         (TEST_BASE + "\n[sysctl]\nzone_reclaim_mode = 9\n",
          "sysctl.zone_reclaim_mode: 9 is not allowed; expected \"auto\" or an integer 0..7"),
         (TEST_BASE + "\n[sysctl]\nlowmem_reserve_ratio = [256, 0, 32, 32]\n",
-         "sysctl.lowmem_reserve_ratio: [256, 0, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers >= 1"),
+         "sysctl.lowmem_reserve_ratio: [256, 0, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers 1..2147483647"),
+        (TEST_BASE + "\n[sysctl]\nlowmem_reserve_ratio = [256, 9223372036854775807, 32, 32]\n",
+         "sysctl.lowmem_reserve_ratio: [256, 9223372036854775807, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers 1..2147483647"),
         (TEST_BASE + "\n[sysctl]\nswapiness = 60\n",
          "sysctl.swapiness: unknown key; allowed keys here: min_free_kbytes, zone_reclaim_mode, lowmem_reserve_ratio, "
          "dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, dirty_expire_centisecs, "
@@ -406,10 +408,17 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.fs.size_mib: 10001 MiB is a filesystem larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
         ('device = "sda"', 'device = "sdb"', "storage.fs.device: 'sdb' is not a device; devices: sda"),
         ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext4' or 'xfs'"),
-        ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected >= 4 (BLKDEV_MIN_RQ"),
+        ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected 4 to 100000 (from BLKDEV_MIN_RQ"),
+        # The engine's limits, checked here so that no JSON parser's text ("expected u32") reaches the user.
+        ("nr_requests = 128", "nr_requests = 9223372036854775807",
+         "storage.devices[0].nr_requests: 9223372036854775807 is not allowed; expected 4 to 100000"),
+        ("disks = 1", "disks = 65", "storage.devices[0].disks: 65 is not allowed; expected 1 to 64 disks (the engine's largest md RAID-0)"),
+        ("max_sectors_kib = 512", "max_sectors_kib = 65537", "storage.devices[0].max_sectors_kib: 65537 is not allowed; expected 4 to 65536 KiB"),
+        ("size_mib = 10000", "size_mib = 4294967297",
+         "storage.devices[0].size_mib: 4294967297 is not allowed; expected 1 to 4294967296 MiB (per disk; the engine's limit, 4 PiB)"),
         ("bandwidth_mib_s = 100", "bandwidth_mib_s = 0", "storage.devices[0].bandwidth_mib_s: 0 is not allowed; expected a whole number of MiB/s, 1 to 1000000 (per disk)"),
         ("access_us = 8000", "access_us = -1", "storage.devices[0].access_us: -1 is not allowed; expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)"),
-        ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected >= 4 KiB"),
+        ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected 4 to 65536 KiB"),
         ("disks = 1", "disks = 2\nchunk_kib = 48", "storage.devices[0].chunk_kib: 48 is not allowed; expected a power of two"),
         ("disks = 1", "disks = 1\nrpm = 7200",
          "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib, elevator"),
@@ -433,6 +442,25 @@ def test_storage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: st
     msg = info.value.message
     assert "\n" not in msg and "machines/bad.toml: " in msg
     assert expected in msg, msg
+
+
+def test_storage_limits_that_depend_on_the_page_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With 64 KiB pages a request and a RAID-0 chunk hold at least one page; swap is at most 2^27 slots (the engine's)."""
+    big_pages = (TINY_X86 + STORAGE).replace("page_size = 4096", "page_size = 65536")
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    for text, expected in [
+        (big_pages.replace("max_sectors_kib = 512", "max_sectors_kib = 32"),
+         "storage.devices[0].max_sectors_kib: 32 is not allowed; at least the page size, 64 KiB"),
+        (big_pages.replace("disks = 1", "disks = 2\nchunk_kib = 16"),
+         "storage.devices[0].chunk_kib: 16 is not allowed; a RAID-0 chunk is at least the page size, 64 KiB"),
+        ((TINY_X86 + STORAGE).replace("size_mib = 10000", "size_mib = 4000000").replace(
+            "size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 524289"),
+         "storage.swap.size_mib: 524289 is not allowed; at most 524288 MiB (134217728 slots of a 4096-byte page, the engine's limit)"),
+    ]:
+        write_presets(tmp_path, text)
+        with pytest.raises(MmtwinError) as info:
+            config.load_machine("bad")
+        assert info.value.message.endswith("machines/bad.toml: " + expected), info.value.message
 
 
 def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

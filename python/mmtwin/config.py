@@ -34,6 +34,7 @@ FS_KINDS: tuple[str, ...] = ("ext4", "xfs")
 
 MAX_NODES = 256  # the engine's limit (crates/mmtwin-core spec.rs)
 MAX_CPUS = 4096
+INT_MAX = 2**31 - 1  # the kernel's int sysctls (lowmem_reserve_ratio)
 ZONE_RECLAIM_MODE_MAX = 7  # RECLAIM_ZONE | RECLAIM_WRITE | RECLAIM_SWAP
 LOWMEM_RESERVE_ENTRIES = len(ZONE_NAMES) - 1  # one per zone type below MOVABLE
 BLKDEV_MIN_RQ = 4  # 3.0 include/linux/blkdev.h: the smallest nr_requests a queue accepts
@@ -199,6 +200,14 @@ class ZoneBand(StrictModel):
 
 COST_MAX_NS = 1_000_000_000  # the engine's limit per cost (crates/mmtwin-core spec.rs)
 MAX_DEVICES = 16  # the engine's block layer (block.rs)
+# The engine's bound on simulated pages (crates/mmtwin-core/src/spec.rs MAX_PAGES), and on swap slots:
+# about 3.8 GB of state at 28 bytes a page (docs/architecture.md, Memory bound).
+MAX_PAGES = 2**27
+# The engine's limits per device (spec.rs validate_storage_and_sysctls).
+MAX_DISKS = 64
+MAX_NR_REQUESTS = 100_000
+MAX_SECTORS_KIB = 65_536
+MAX_DISK_MIB = 2**32
 
 
 class Cost(StrictModel):
@@ -231,6 +240,12 @@ def _min_int(v: int, minimum: int, what: str) -> int:
     return v
 
 
+def _between(v: int, lo: int, hi: int, what: str = "") -> int:
+    if not lo <= v <= hi:
+        raise ValueError(f"{v} is not allowed; expected {lo} to {hi}{what}")
+    return v
+
+
 class StorageDevice(StrictModel):
     """One request queue: a plain disk, or md RAID-0 over ``disks`` identical disks."""
 
@@ -259,6 +274,8 @@ class StorageDevice(StrictModel):
     def _disks(cls, v: int) -> int:
         if v < 1:
             raise ValueError(f"{v} is not allowed; a RAID of zero disks stores nothing: expected 1 (a plain disk) or more (md RAID-0)")
+        if v > MAX_DISKS:
+            raise ValueError(f"{v} is not allowed; expected 1 to {MAX_DISKS} disks (the engine's largest md RAID-0)")
         return v
 
     @field_validator("chunk_kib")
@@ -285,17 +302,18 @@ class StorageDevice(StrictModel):
     @field_validator("nr_requests")
     @classmethod
     def _nr_requests(cls, v: int) -> int:
-        return _min_int(v, BLKDEV_MIN_RQ, f"expected >= {BLKDEV_MIN_RQ} (BLKDEV_MIN_RQ, the smallest queue the block layer accepts)")
+        return _between(v, BLKDEV_MIN_RQ, MAX_NR_REQUESTS,
+                        f" (from BLKDEV_MIN_RQ, the smallest queue the block layer accepts, to the engine's limit)")
 
     @field_validator("max_sectors_kib")
     @classmethod
     def _max_sectors(cls, v: int) -> int:
-        return _min_int(v, 4, "expected >= 4 KiB (one page per request at least)")
+        return _between(v, 4, MAX_SECTORS_KIB, " KiB (one page per request at least; the engine's limit)")
 
     @field_validator("size_mib")
     @classmethod
     def _size(cls, v: int) -> int:
-        return _min_int(v, 1, "expected a capacity in MiB > 0 (per disk)")
+        return _between(v, 1, MAX_DISK_MIB, " MiB (per disk; the engine's limit, 4 PiB)")
 
     def capacity_mib(self) -> int:
         return self.size_mib * self.disks
@@ -435,6 +453,20 @@ class Machine(StrictModel):
                     ["zones", i, "end_mib"],
                     f"{band.end_mib} is not allowed; the last band has no end_mib (it runs to the end of memory)",
                 )
+        page_kib = self.page_size // 1024
+        for i, dev in enumerate(self.storage.devices if self.storage is not None else []):
+            # A request holds whole pages, and a RAID-0 chunk too.
+            if dev.max_sectors_kib < page_kib:
+                raise FieldError(["storage", "devices", i, "max_sectors_kib"],
+                                 f"{dev.max_sectors_kib} is not allowed; at least the page size, {page_kib} KiB")
+            if dev.disks > 1 and dev.chunk_kib < page_kib:
+                raise FieldError(["storage", "devices", i, "chunk_kib"],
+                                 f"{dev.chunk_kib} is not allowed; a RAID-0 chunk is at least the page size, {page_kib} KiB")
+        swap = self.storage.swap if self.storage is not None else None
+        if swap is not None and swap.size_mib * ((1 << 20) // self.page_size) > MAX_PAGES:
+            raise FieldError(["storage", "swap", "size_mib"],
+                             f"{swap.size_mib} is not allowed; at most {MAX_PAGES * self.page_size >> 20} MiB "
+                             f"({MAX_PAGES} slots of a {self.page_size}-byte page, the engine's limit)")
         zp = self.topology.zone_pages
         if zp is not None:
             t = self.topology
@@ -549,10 +581,10 @@ class Sysctl(StrictModel):
     def _lrr(cls, v: Any) -> Any:
         if v == "auto" and isinstance(v, str):
             return v
-        if isinstance(v, list) and len(v) == LOWMEM_RESERVE_ENTRIES and all(_is_int(x) and x >= 1 for x in v):
+        if isinstance(v, list) and len(v) == LOWMEM_RESERVE_ENTRIES and all(_is_int(x) and 1 <= x <= INT_MAX for x in v):
             return v
         raise ValueError(
-            f'{describe(v)} is not allowed; expected "auto" or a list of {LOWMEM_RESERVE_ENTRIES} integers >= 1 '
+            f'{describe(v)} is not allowed; expected "auto" or a list of {LOWMEM_RESERVE_ENTRIES} integers 1..{INT_MAX} '
             f"(one per zone type below the top one: {', '.join(ZONE_NAMES[:-1])})"
         )
 
@@ -638,12 +670,6 @@ def _id_list(v: Any, what: str) -> Any:
 def _at_least(v: int, minimum: int, what: str = "") -> int:
     if v < minimum:
         raise ValueError(f"{v} is not allowed; must be >= {minimum}{what}")
-    return v
-
-
-def _between(v: int, lo: int, hi: int, what: str = "") -> int:
-    if not lo <= v <= hi:
-        raise ValueError(f"{v} is not allowed; expected {lo} to {hi}{what}")
     return v
 
 

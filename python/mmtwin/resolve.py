@@ -22,6 +22,7 @@ from typing import Any
 from mmtwin.config import (
     SYSCTL_LIMITS,
     AnyWorkload,
+    MAX_PAGES,
     FsmarkParams,
     Kernel,
     LargeddParams,
@@ -32,9 +33,6 @@ from mmtwin.config import (
 from mmtwin.errors import MmtwinError
 
 MIB = 2**20
-# The engine's bound on simulated pages (crates/mmtwin-core/src/spec.rs MAX_PAGES):
-# about 3.8 GB of state at 28 bytes a page (docs/architecture.md, Memory bound).
-MAX_PAGES = 2**27
 GIB = 2**30
 
 # Buddy geometry: MAX_ORDER comes from the machine preset (default 11;
