@@ -208,6 +208,7 @@ MAX_DISKS = 64
 MAX_NR_REQUESTS = 100_000
 MAX_SECTORS_KIB = 65_536
 MAX_DISK_MIB = 2**32
+REQUEST_SLOTS_BUDGET = 2**30  # spec.rs: all devices' preallocated request slots together
 
 
 class Cost(StrictModel):
@@ -317,6 +318,12 @@ class StorageDevice(StrictModel):
 
     def capacity_mib(self) -> int:
         return self.size_mib * self.disks
+
+
+def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
+    """The engine's bound on one device's preallocated request slots (spec.rs ``request_slots_bytes``)."""
+    pages = max(1, d.max_sectors_kib * 1024 // page_size)
+    return 2 * d.nr_requests * (12 * pages + 40 * d.disks + 64)
 
 
 class Filesystem(StrictModel):
@@ -462,6 +469,12 @@ class Machine(StrictModel):
             if dev.disks > 1 and dev.chunk_kib < page_kib:
                 raise FieldError(["storage", "devices", i, "chunk_kib"],
                                  f"{dev.chunk_kib} is not allowed; a RAID-0 chunk is at least the page size, {page_kib} KiB")
+        devices = self.storage.devices if self.storage is not None else []
+        slots = sum(request_slots_bytes(d, self.page_size) for d in devices)
+        if slots > REQUEST_SLOTS_BUDGET:
+            raise FieldError(["storage", "devices"],
+                             f"their request queues take {slots >> 20} MiB (2 x nr_requests slots of max_sectors_kib each); "
+                             f"at most {REQUEST_SLOTS_BUDGET >> 20} MiB (smaller nr_requests or max_sectors_kib)")
         swap = self.storage.swap if self.storage is not None else None
         if swap is not None and swap.size_mib * ((1 << 20) // self.page_size) > MAX_PAGES:
             raise FieldError(["storage", "swap", "size_mib"],

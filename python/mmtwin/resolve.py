@@ -462,6 +462,32 @@ def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[st
     return {"path": path, "events": None if events is None else list(events)}
 
 
+# The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET): a 4-byte stamp per CPU per cache line.
+CACHE_MODEL_BUDGET = 2**30
+
+
+def cache_lines_bound(mspec: dict[str, Any]) -> int:
+    """The engine's upper bound on the cache lines it tracks (spec.rs ``Spec::cache_lines_bound``): four per
+    populated zone, one per node, one per CPU per zone, and per node five zonelists and their caches."""
+    zones = sum(1 for n in mspec["nodes"] for z in n["zones"] if z["present_pages"] > 0)
+    nodes = len(mspec["nodes"])
+    cpus = sum(n["cpus"] for n in mspec["nodes"])
+    line = mspec["cache_line"]
+    zonelist = max(1, -(-zones // max(1, line // 8)))
+    zlc = 2 + max(1, -(-zones // max(1, line // 2)))
+    return 4 * zones + nodes + cpus * zones + 5 * nodes * (zonelist + zlc)
+
+
+def _check_cache_model(machine: Machine, mspec: dict[str, Any]) -> None:
+    cpus = sum(n["cpus"] for n in mspec["nodes"])
+    lines = cache_lines_bound(mspec)
+    if 4 * cpus * lines > CACHE_MODEL_BUDGET:
+        raise MmtwinError(
+            f"machine {machine.name}: {cpus} CPUs x {lines} cache lines take {4 * cpus * lines >> 20} MiB of the engine's "
+            f"cache model; at most {CACHE_MODEL_BUDGET >> 20} MiB (fewer CPUs, nodes or zones)"
+        )
+
+
 def resolve_spec(
     machine: Machine,
     kernel: Kernel,
@@ -485,6 +511,7 @@ def resolve_spec(
             f"machine {machine.name}: {total} pages at scale {float(frac):g} is more than the engine's {MAX_PAGES} "
             f"(its state is about 28 bytes a page); use a smaller --scale"
         )
+    _check_cache_model(machine, mspec)
     spec = {
         "machine": mspec,
         "kernel": kernel_spec(kernel, machine.page_size),
