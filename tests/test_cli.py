@@ -288,6 +288,10 @@ def test_compare_an_experiment_run_prints_the_2011_report(capsys: pytest.Capture
         (["-w", "mmapstream", "--set", "size_mib=1", "--cpus", "3-1"], "--cpus: '3-1' is not allowed"),
         (["-w", "mmapstream", "--set", "sizemib=1"], "command line: sizemib: unknown key; allowed keys here: kind, size_mib"),
         (["-w", "nope"], "--workload: 'nope' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+        # Huge sizes in three significant digits, not hundreds of them
+        (["--size-gb", "1e308", "-t", "1"], "workload.size_gb: a 1e+308 GB memory hog needs 1.02e+311 MiB of memory, more than machine"),
+        (["-w", "largedd", "--set", "tar_mib=1e300", "--set", "copies=1", "--set", "download_mib_s=1"],
+         "workload.tar_mib: the tarfile and its 1 copies (1.95e+297 GiB) is larger than the ext4 filesystem on sda"),
         # '' is not the default kind (it ran the memory hog, exit 0)
         (["-w", "", "--size-gb", "1", "-t", "1"], "--workload: '' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
         (["--size-gb", "1", "-t", "1", "--cpus", "0-4000000000"],

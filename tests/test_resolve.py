@@ -317,6 +317,13 @@ def test_file_workload_errors() -> None:
         "(6250.0 GiB) is larger than the ext4 filesystem on sda (476940 MiB)"
     )):
         resolve_spec(m, k, fs)
+    # Empty files fit any filesystem, but each is an inode of engine state: at most 2^24 of them.
+    empty = config.validate_workload({"kind": "fsmark", "subdirs": 10, "files_per_subdir": 5, "threads": 64,
+                                      "files": 1_000_000, "iterations": 100_000, "file_bytes": 0}, "x")
+    with pytest.raises(MmtwinError) as info:
+        resolve_spec(m, k, empty)
+    assert info.value.message == ("workload.files: fs_mark keeps 6400000000000 files (64 threads x 1000000 files x 100000 "
+                                  "iterations); at most 16777216, the engine's bound on inodes (about 200 bytes of state each)")
     altix = config.load_machine("sgi-altix-28node")
     with pytest.raises(MmtwinError, match=r"workload.kind: 'fsmark' needs a filesystem; machine sgi-altix-28node has no \[storage\] table"):
         resolve_spec(altix, config.load_kernel("2.6.18-mm3"), fs)

@@ -164,8 +164,14 @@ def _number(value: int | float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
+def _count_text(n: int) -> str:
+    """An integer as is, or in 3 significant digits when it is too long to read (a size of 1e30 GB)."""
+    digits = str(n)
+    return digits if len(digits) <= 12 else f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
+
 def _gib(nbytes: int) -> str:
-    return f"{nbytes / GIB:.1f} GiB"
+    return f"{nbytes / GIB:.1f} GiB" if nbytes < 10**12 * GIB else f"{_count_text(nbytes // GIB)} GiB"
 
 
 # --------------------------------------------------------------------------- checks
@@ -233,7 +239,7 @@ def _check_memory(machine: Machine, nodes: list[NodeLayout], w: AnyWorkload, fie
     if nbytes > free + swap_bytes:
         where = f"machine {machine.name}" if w.mems_allowed is None else f"nodes {','.join(map(str, allowed))} of {machine.name}"
         has = f"{free // MIB} MiB after boot reservations" + (f" and {swap.size_mib} MiB of swap" if swap else ", no swap")
-        raise MmtwinError(f"workload.{field}: {what} needs {nbytes // MIB} MiB of memory, more than {where} has ({has})")
+        raise MmtwinError(f"workload.{field}: {what} needs {_count_text(nbytes // MIB)} MiB of memory, more than {where} has ({has})")
 
 
 def _filesystem(machine: Machine, kind: str) -> tuple[str, int]:
@@ -274,6 +280,11 @@ def _fsmark_spec(machine: Machine, nodes: list[NodeLayout], w: FsmarkParams, sca
     _check_cpuset(machine, w)
     files = scaled_count(w.files, scale)
     kept = w.threads * files * w.iterations
+    if kept > MAX_FILES_KEPT:
+        raise MmtwinError(
+            f"workload.files: fs_mark keeps {kept} files ({w.threads} threads x {files} files x {w.iterations} iterations); "
+            f"at most {MAX_FILES_KEPT}, the engine's bound on inodes (about 200 bytes of state each)"
+        )
     _check_fits(
         machine, w.kind, "files",
         f"fs_mark keeps {kept} files of {w.file_bytes} bytes ({w.threads} threads x {files} files x {w.iterations} iterations)",
@@ -305,7 +316,7 @@ def _largedd_spec(machine: Machine, nodes: list[NodeLayout], w: LargeddParams, s
         raise MmtwinError(f"workload.tar_mib: {w.tar_mib} MiB at scale {float(scale):g} is less than one {ps}-byte page")
     dd_bytes = int(as_fraction(w.dd_kib) * 1024)
     _check_fits(machine, w.kind, "tar_mib", f"the tarfile and its {w.copies} copies", tar_bytes * (w.copies + 1))
-    _check_memory(machine, nodes, w, "dd_kib", f"{w.threads} dd process(es) with bs={dd_bytes}", w.threads * dd_bytes)
+    _check_memory(machine, nodes, w, "dd_kib", f"{w.threads} dd process(es) with bs={_count_text(dd_bytes)}", w.threads * dd_bytes)
     return {
         "kind": w.kind,
         "cpus": _ids(w.cpus),
@@ -462,6 +473,8 @@ def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[st
     return {"path": path, "events": None if events is None else list(events)}
 
 
+# The engine's bound on the files fs_mark keeps (spec.rs MAX_FILES_KEPT): an inode is about 200 bytes of state.
+MAX_FILES_KEPT = 2**24
 # The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET): a 4-byte stamp per CPU per cache line.
 CACHE_MODEL_BUDGET = 2**30
 

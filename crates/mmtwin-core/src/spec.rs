@@ -69,6 +69,8 @@ pub const MAX_PERIODIC: u32 = 4096;
 pub const SNAPSHOT_BUDGET: u64 = 256 << 20;
 /// The latest simulated time a snapshot may be asked for (one simulated day, kernel::MAX_SIM_NS).
 pub const MAX_SNAPSHOT_MS: u64 = 86_400_000;
+/// The most files fs_mark may keep (threads x files x iterations): about 200 bytes of state an inode.
+pub const MAX_FILES_KEPT: u64 = 1 << 24;
 /// Memory the cache model may take (cost.rs `CacheModel`: a 4-byte stamp per CPU per cache line).
 pub const CACHE_MODEL_BUDGET: u64 = 1 << 30;
 /// Memory the block layer's preallocated request slots may take, all devices together (block.rs `Queue::new`).
@@ -1103,6 +1105,13 @@ impl Spec {
                 }
                 if w.sync_method != 0 {
                     return Err(SpecError::new("workload.sync_method", format!("{} is not simulated; only 0 (no sync)", w.sync_method)));
+                }
+                let kept = w.files as u64 * w.threads as u64 * w.iterations as u64;
+                if kept > MAX_FILES_KEPT {
+                    return Err(SpecError::new(
+                        "workload.files",
+                        format!("fs_mark keeps {kept} files; at most {MAX_FILES_KEPT} (about 200 bytes of state an inode)"),
+                    ));
                 }
                 let total = w.file_bytes as u128 * w.files as u128 * w.threads as u128 * w.iterations as u128;
                 if total > fs_bytes as u128 {
