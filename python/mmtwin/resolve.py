@@ -55,6 +55,8 @@ def as_fraction(value: int | float | str | Fraction) -> Fraction:
 
 def parse_scale(value: int | float | str | Fraction) -> Fraction:
     try:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
+            raise ValueError(value)
         scale = as_fraction(value)
     except (ValueError, ZeroDivisionError):
         raise MmtwinError(f"--scale: {value!r} is not allowed; expected a number S with 0 < S <= 1") from None
@@ -515,8 +517,8 @@ def resolve_spec(
 ) -> dict[str, Any]:
     """The engine specification (a JSON-ready dict) for one run; every key of docs/engine-api.md present."""
     frac = parse_scale(scale)
-    if not 0 <= seed < 2**64:
-        raise MmtwinError(f"--seed: {seed} is not allowed; expected 0 <= seed < 2^64")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise MmtwinError(f"--seed: {seed!r} is not allowed; expected an integer 0 <= seed < 2^64")
     mspec = machine_spec(machine, frac)
     total = sum(z["present_pages"] for n in mspec["nodes"] for z in n["zones"])
     if total > MAX_PAGES:
