@@ -433,3 +433,35 @@ def test_bench_unknown_scenario() -> None:
     proc = run_cli("bench", "--scenario", "nope")
     assert proc.returncode == 2
     assert proc.stderr.startswith("mmtwin: error: --scenario: unknown scenario 'nope'; available: memhog-90g-altix28")
+
+
+# --------------------------------------------------------------------------- shell completion
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("mmtwin run -m tiny", ["tiny-numa", "tiny-x86"]),
+        ("mmtwin compare -m tiny-numa -k test", ["test-base", "test-zlc"]),
+        ("mmtwin sweep --kernel test-z", ["test-zlc"]),
+        ("mmtwin run -e ti", ["tiny-zlc"]),
+        ("mmtwin sweep ti", ["tiny-zlc"]),
+        ("mmtwin presets show t", ["test-base", "test-zlc", "tiny-numa", "tiny-x86", "tiny-zlc"]),
+        ("mmtwin run -w mm", ["mmapstream"]),
+        ("mmtwin oracle run -m tiny-x", ["tiny-x86"]),
+        ("mmtwin run -m nothing-like-it", []),
+    ],
+)
+def test_shell_completion_completes_preset_names(words: str, expected: list[str]) -> None:
+    """bash's completion protocol (what --install-completion sets up): the names come from the preset search path."""
+    env = {**fixture_env(), "_MMTWIN_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    proc = run_cli(env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == expected, proc.stdout
+
+
+def test_completion_options_are_offered(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "--help")
+    assert code == 0 and "--install-completion" in out and "--show-completion" in out
+    code, out, _ = call(capsys, "--show-completion", "bash")
+    assert code == 0 and "_MMTWIN_COMPLETE=complete_bash" in out

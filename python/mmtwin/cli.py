@@ -34,7 +34,7 @@ app = typer.Typer(
         "MMTWIN_EXPERIMENTS = the only directory searched for experiment files; "
         "MMTWIN_DEBUG=1 shows a traceback on internal errors."
     ),
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -46,6 +46,61 @@ presets_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(presets_app, name="presets")
+
+
+# --------------------------------------------------------------------------- shell completion
+#
+# `mmtwin --install-completion` (bash, zsh, fish) completes preset names after -m, -k and -e, experiment
+# names, reproductions and bench scenarios: the names `mmtwin presets` lists, from the same search path.
+
+
+def _completions(names: Any, incomplete: str) -> list[str]:
+    try:
+        return sorted(n for n in names() if n.startswith(incomplete))
+    except Exception:  # a broken preset directory must not break the user's shell
+        return []
+
+
+def _complete_machine(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.machine_names, incomplete)
+
+
+def _complete_kernel(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.kernel_names, incomplete)
+
+
+def _complete_experiment(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.experiment_names, incomplete)
+
+
+def _complete_any_preset(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(lambda: {*config.machine_names(), *config.kernel_names(), *config.experiment_names()}, incomplete)
+
+
+def _complete_kind(incomplete: str) -> list[str]:
+    from mmtwin.config import WORKLOAD_KINDS
+
+    return _completions(lambda: WORKLOAD_KINDS, incomplete)
+
+
+def _complete_reproduction(incomplete: str) -> list[str]:
+    from mmtwin import reproduce
+
+    return _completions(lambda: reproduce.registry(), incomplete)
+
+
+def _complete_scenario(incomplete: str) -> list[str]:
+    from mmtwin import bench
+
+    return _completions(lambda: bench.SCENARIOS, incomplete)
 
 
 def _out(text: str) -> None:
@@ -372,11 +427,13 @@ def _benchmark_lines(kind: str, spec: dict[str, Any], result: dict[str, Any]) ->
 
 @app.command()
 def run(
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
     kernel: Optional[str] = typer.Option(
-        None, "--kernel", "-k", metavar="NAME", help="Kernel profile name or path (default with --experiment: its baseline)."
+        None, "--kernel", "-k", metavar="NAME", help="Kernel profile name or path (default with --experiment: its baseline).",
+        autocompletion=_complete_kernel,
     ),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -384,7 +441,8 @@ def run(
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
     fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
     sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
-    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP,
+                                              autocompletion=_complete_experiment),
     run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
@@ -499,13 +557,14 @@ def run(
 
 @app.command()
 def compare(
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
     kernels: Optional[list[str]] = typer.Option(
-        None, "--kernel", "-k", metavar="NAME",
+        None, "--kernel", "-k", metavar="NAME", autocompletion=_complete_kernel,
         help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate. "
         "Default with --experiment: the experiment's kernels.",
     ),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -513,7 +572,8 @@ def compare(
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
     fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
     sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
-    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP,
+                                              autocompletion=_complete_experiment),
     run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
     era: Optional[str] = typer.Option(
         None, "--era", metavar="2011|2012|2017",
@@ -646,7 +706,7 @@ def _compare_saved(dirs: list[Path], era: Optional[str], json_out: bool, output_
 @app.command()
 def sweep(
     experiment: Optional[str] = typer.Argument(
-        None, metavar="EXPERIMENT",
+        None, metavar="EXPERIMENT", autocompletion=_complete_experiment,
         help="Experiment name or file: its kernels and runs (or matrix) are axes unless -k/-r fix them. "
         "Without it, give -m, -k and the workload as for 'run'.",
     ),
@@ -666,9 +726,11 @@ def sweep(
         help="Run the runs as Ray tasks on an existing cluster (host:port, ray://host:port, or auto); "
         "needs pip install 'mmtwin[ray]' and mmtwin on every node. The rows are the same as on the local pool.",
     ),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="NAME", help="One kernel profile (vary several with --vary kernel=A,B)."),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="NAME", help="One kernel profile (vary several with --vary kernel=A,B).",
+                                        autocompletion=_complete_kernel),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -708,7 +770,8 @@ def sweep(
 
 @app.command()
 def reproduce(
-    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones)."),
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones).",
+                                         autocompletion=_complete_reproduction),
     list_only: bool = typer.Option(False, "--list", help="List the registered reproductions and exit."),
     json_out: bool = typer.Option(
         False, "--json", help="Print the claims and table cells as JSON (a list of reports when no NAME is given)."
@@ -724,7 +787,8 @@ def reproduce(
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
     plot_text: Optional[str] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
     experiment: Optional[str] = typer.Option(
-        None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
+        None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own.",
+        autocompletion=_complete_experiment,
     ),
     output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
@@ -901,7 +965,8 @@ def presets_list(ctx: typer.Context) -> None:
 
 @presets_app.command("show")
 def presets_show(
-    name: str = typer.Argument(..., metavar="NAME", help="Machine preset, kernel profile or experiment name (or a .toml path)."),
+    name: str = typer.Argument(..., metavar="NAME", help="Machine preset, kernel profile or experiment name (or a .toml path).",
+                               autocompletion=_complete_any_preset),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help="Show the machine's memory layout at this scale."),
 ) -> None:
     """Show one preset: its validated contents and, for a machine, the node and zone layout."""
@@ -942,7 +1007,8 @@ def presets_show(
 @app.command()
 def bench(
     scenarios: Optional[list[str]] = typer.Option(
-        None, "--scenario", "-s", metavar="NAME", help="Scenario to run (repeatable; default: all). See --list."
+        None, "--scenario", "-s", metavar="NAME", help="Scenario to run (repeatable; default: all). See --list.",
+        autocompletion=_complete_scenario,
     ),
     list_only: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
     quick: bool = typer.Option(False, "--quick", help="Run each scenario scaled down (for tests and smoke checks)."),
@@ -996,7 +1062,8 @@ ORACLE_ACCEL_HELP = ("auto (default: KVM when /dev/kvm opens and a guest starts 
 ORACLE_TIMEOUT_HELP = "Kill QEMU and fail when the guest has not powered off after this many seconds (default 300)."
 
 # Options shared by oracle run, capture and compare (one definition each).
-_O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file.")
+_O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file.",
+                          autocompletion=_complete_machine)
 _O_MEM = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP)
 _O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
 _O_THREADS = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus).")
