@@ -465,3 +465,26 @@ def test_completion_options_are_offered(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and "--install-completion" in out and "--show-completion" in out
     code, out, _ = call(capsys, "--show-completion", "bash")
     assert code == 0 and "_MMTWIN_COMPLETE=complete_bash" in out
+
+
+def test_presets_show_checks_what_an_experiment_names(capsys: pytest.CaptureFixture[str], fixture_presets: Path,
+                                                      tmp_path: Path) -> None:
+    """An experiment whose machine or kernel does not exist cannot run: 'presets show' says so (it printed it, exit 0)."""
+    text = (fixture_presets / "experiments" / "tiny-zlc.toml").read_text().replace('name = "tiny-zlc"', 'name = "bad"')
+    for old, new, expected in [
+        ('machine = "tiny-numa"', 'machine = "nope"', "bad.toml: machine: unknown machine preset 'nope'; available: tiny-numa, tiny-x86"),
+        ('"test-zlc"]', '"nope"]', "bad.toml: kernels[1]: unknown kernel profile 'nope'; available: test-base, test-zlc"),
+    ]:
+        (tmp_path / "bad.toml").write_text(text.replace(old, new))
+        code, out, err = call(capsys, "presets", "show", str(tmp_path / "bad.toml"))
+        assert code == 2 and out == "", err
+        assert err.startswith("mmtwin: error: ") and err.endswith(expected + "\n") and err.count("\n") == 1, err
+
+
+@requires_engine
+def test_report_proc_at_empty_is_an_error(capsys: pytest.CaptureFixture[str], fixture_presets: Path, tmp_path: Path) -> None:
+    """--at '' is not --at end by default."""
+    assert call(capsys, *RUN_TINY, "--output-dir", str(tmp_path / "t"))[0] == 0
+    code, out, err = call(capsys, "report", str(tmp_path / "t"), "--proc", "vmstat", "--at", "")
+    assert code == 2 and out == "", err
+    assert err.endswith("--at: '' is not a time; expected e.g. 10s, 2.5s or 500ms (simulated)\n") and err.count("\n") == 1, err

@@ -890,7 +890,7 @@ def report(
         if html_dir is not None:
             raise MmtwinError("--proc: not allowed with --html; print a /proc file or write the HTML report")
         trees = [saved.load(d, "RESULTS") for d in results_dirs]
-        texts = [saved.proc_text(t, proc, at or "end") for t in trees]
+        texts = [saved.proc_text(t, proc, at if at is not None else "end") for t in trees]
         for t, text in zip(trees, texts):
             if len(trees) > 1:
                 _out(f"==> {t.path} <==")
@@ -994,7 +994,10 @@ def presets_show(
         elif kind == "kernel":
             found.append(describe_kernel(config.load_kernel(name)))
         else:
-            found.append(describe_experiment(config.load_experiment(name)))
+            exp = config.load_experiment(name)
+            # The machine and kernels it names must load too: it cannot run otherwise.
+            config.load_experiment_parts(exp, config.display_path(config.experiment_file(name)))
+            found.append(describe_experiment(exp))
     if not found:
         available = sorted({*config.machine_names(), *config.kernel_names(), *config.experiment_names()})
         raise MmtwinError(f"unknown preset {name!r}; available: {', '.join(available) or 'none'}")
