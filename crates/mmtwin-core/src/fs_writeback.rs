@@ -272,7 +272,8 @@ impl Kernel {
             let mut run = 1u64;
             if self.fs.kind == FsKind::Xfs {
                 let size = self.fs.inodes[ino as usize].size;
-                while run < 1 + crate::vmscan::SWAP_CLUSTER_MAX && idx + run < size {
+                let max_bio = u64::from(self.blk.max_bio_pages(self.fs.dev));
+                while run < 1 + crate::vmscan::SWAP_CLUSTER_MAX && run < max_bio && idx + run < size {
                     let Some(q) = self.find_get_page(ino, idx + run) else { break };
                     let f = self.mm.pages.flags[q as usize];
                     if f & PG_DIRTY == 0 || f & (PG_WRITEBACK | PG_LOCKED) != 0 {
