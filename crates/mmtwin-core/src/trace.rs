@@ -1133,6 +1133,42 @@ impl WaitTotals {
     }
 }
 
+/// Bins of a [`LatencyHist`]: bin 0 holds 0 µs, bin `i` (1..=27) holds
+/// `2^(i-1)` to `2^i - 1` µs, and bin 28 everything from `2^27` µs (134 s).
+pub const LATENCY_BINS: usize = 29;
+
+/// A log2 histogram of durations in microseconds: fixed bins, so recording
+/// allocates nothing and the memory does not grow with the number of events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyHist {
+    pub count: u64,
+    pub sum_us: u64,
+    pub bins: [u64; LATENCY_BINS],
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist { count: 0, sum_us: 0, bins: [0; LATENCY_BINS] }
+    }
+}
+
+impl LatencyHist {
+    /// The bin of a duration of `us` microseconds.
+    #[inline]
+    pub fn bin(us: u64) -> usize {
+        ((64 - us.leading_zeros()) as usize).min(LATENCY_BINS - 1)
+    }
+    #[inline]
+    pub fn add(&mut self, us: u64) {
+        self.count += 1;
+        self.sum_us += us;
+        self.bins[Self::bin(us)] += 1;
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "count": self.count, "sum_us": self.sum_us, "log2_us": self.bins.to_vec() })
+    }
+}
+
 /// What the post-processing scripts keep per process, for one task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskReclaim {
@@ -1182,6 +1218,12 @@ pub mod wb {
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimStats {
     tasks: Vec<TaskReclaim>,
+    /// Every task's direct reclaim latencies (begin to end, as
+    /// `direct_stall_us` sums them), congestion_wait and
+    /// wait_iff_congested sleeps (`usec_delayed`).
+    pub direct_stall: LatencyHist,
+    pub congestion_wait: LatencyHist,
+    pub wait_iff_congested: LatencyHist,
 }
 
 impl ReclaimStats {
@@ -1215,6 +1257,7 @@ impl ReclaimStats {
             TraceRec::DirectReclaimEnd { .. } => {
                 if let Some(b) = t.direct_begin_at {
                     t.direct_us += us - b;
+                    self.direct_stall.add(us - b);
                 }
             }
             TraceRec::LruIsolate { lru, nr_scanned, .. } => {
@@ -1232,9 +1275,13 @@ impl ReclaimStats {
                 };
                 t.writes[k] += 1;
             }
-            TraceRec::CongestionWait { usec_timeout, usec_delayed } => t.congest.add(usec_timeout, usec_delayed),
+            TraceRec::CongestionWait { usec_timeout, usec_delayed } => {
+                t.congest.add(usec_timeout, usec_delayed);
+                self.congestion_wait.add(u64::from(usec_delayed as u32));
+            }
             TraceRec::WaitIffCongested { usec_timeout, usec_delayed } => {
-                t.conditional.add(usec_timeout, usec_delayed)
+                t.conditional.add(usec_timeout, usec_delayed);
+                self.wait_iff_congested.add(u64::from(usec_delayed as u32));
             }
         }
     }
@@ -1346,6 +1393,11 @@ impl ReclaimStats {
                 "kswapd_awake_open_us": open_us,
             },
             "congestion_wait": { "direct": waits_json(&waits[0]), "kswapd": waits_json(&waits[1]) },
+            "latency": {
+                "direct_stall": self.direct_stall.to_json(),
+                "congestion_wait": self.congestion_wait.to_json(),
+                "wait_iff_congested": self.wait_iff_congested.to_json(),
+            },
         })
     }
 }
