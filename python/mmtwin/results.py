@@ -316,17 +316,30 @@ def _dumps(obj: Any, sort_keys: bool = True) -> str:
     return json.dumps(obj, indent=2, sort_keys=sort_keys) + "\n"
 
 
+# The event counters the engine samples in its timeline, in its column order: each
+# cumulative from the start of the run, the last sample the run's /proc/vmstat delta
+# (docs/engine-api.md, "The timeline"). Older results trees have none.
+TIMELINE_COUNTERS = ("pgpgin", "pgpgout", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct",
+                     "pgsteal_kswapd", "pgsteal_direct", "allocstall", "pgmajfault", "nr_vmscan_write",
+                     "kswapd_wakeups")
+
+
+_TIMELINE_FIRST = ("free_pages", "nr_dirty", "nr_writeback", *TIMELINE_COUNTERS)
+
+
 def timeline_frame(result: Mapping[str, Any]) -> Any:
-    """The sampled series as a pandas DataFrame: ``t_s`` first, then one column per series;
-    a per-zone series (``free_pages``) gives one column per zone (``free N0/DMA``), as
-    ``mmtwin.Result.timeline`` names them."""
+    """The sampled series as a pandas DataFrame: ``t_s`` first, then one column per series
+    (free pages, nr_dirty, nr_writeback, TIMELINE_COUNTERS, any other in name order); a
+    per-zone series (``free_pages``) gives one column per zone (``free N0/DMA``). With ``t_s``
+    as its index, this is ``mmtwin.Result.timeline``."""
     import pandas as pd
 
     tl = result.get("timeline") or {}
     t = [float(x) for x in tl.get("t_s", [])]
     zones = result.get("zones", [])
     cols: dict[str, list[Any]] = {"t_s": t}
-    for key in sorted(tl):
+    order = [k for k in _TIMELINE_FIRST if k in tl] + sorted(k for k in tl if k not in _TIMELINE_FIRST)
+    for key in order:
         if key == "t_s":
             continue
         values = list(tl[key])[: len(t)]
