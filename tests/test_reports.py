@@ -54,3 +54,6 @@ def test_plots_write_png(tmp_path: Path, fixture_presets: Path) -> None:
     assert path.read_bytes()[:8] == png
     path = plots.plot_seed_table(cells, tmp_path / "both.png", "base", "base-new", published=cells)
     assert path.stat().st_size > (tmp_path / "table.png").stat().st_size // 2
+    # At published scale the published times go beside the simulated ones on the absolute axis too.
+    same = plots.plot_seed_table(cells, tmp_path / "same.png", "base", "base-new", published=cells, same_scale=True)
+    assert same.read_bytes()[:8] == png and same.read_bytes() != path.read_bytes()
