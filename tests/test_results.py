@@ -134,6 +134,12 @@ def test_run_tree_layout_and_contents(tmp_path: Path, capsys: pytest.CaptureFixt
         stamp, cols = vm[2 + i].split("--", 1)
         assert float(stamp.split()[1]) == pytest.approx(frame["t_s"].iloc[i], abs=1e-4)
         assert int(cols.split()[3]) == int(frame[zones].iloc[i].sum()) * 4
+    # bi and bo: pgpgin and pgpgout (KiB) per second since the previous line, whole numbers.
+    bo = [int(line.split("--", 1)[1].split()[9]) for line in vm[2:]]
+    rates = [(frame["pgpgout"].iloc[i] - frame["pgpgout"].iloc[i - 1]) / (frame["t_s"].iloc[i] - frame["t_s"].iloc[i - 1])
+             for i in range(1, len(frame))]
+    assert bo[0] == 0 and max(bo) > 0
+    assert all(abs(b - r) < 1.0001 for b, r in zip(bo[1:], rates)), [(b, r) for b, r in zip(bo[1:], rates) if abs(b - r) >= 1]
 
     # The benchmark's own log: largedd.result as the 2011 shellpack wrote it.
     lines = (it_dir / "largedd" / "logs" / "largedd.result").read_text().splitlines()

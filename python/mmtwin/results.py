@@ -529,17 +529,29 @@ def _latency_prefix(start: int, t: float, gap: float) -> str:
 
 def _vmstat_monitor(run: Run, start: int) -> str:
     """vmstat-<test> as MONITORS_WITH_LATENCY logs ``vmstat -n``: one line per timeline sample.
-    Only ``free`` (KiB, all zones) is sampled by the engine; every other column is 0 (docs/results.md)."""
+    ``free`` (KiB, all zones), and, from the timeline's counters, ``si``/``so`` (KiB swapped in and
+    out per second) and ``bi``/``bo`` (pgpgin/pgpgout per second: 1 KiB blocks) since the previous
+    sample, whole numbers as vmstat prints them; every other column is 0 (docs/results.md)."""
     r = run.result
     tl = r.get("timeline") or {}
     page_kb = int(run.spec["machine"]["page_size"]) // 1024
     lines = [_latency_prefix(start, 0.0, 0.0) + _VMSTAT_HEAD[0], _latency_prefix(start, 0.0, 0.0) + _VMSTAT_HEAD[1]]
+    n = len(tl.get("t_s", []))
+    counters = {k: [int(x) for x in tl.get(k) or [0] * n] for k in ("pswpin", "pswpout", "pgpgin", "pgpgout")}
     last = 0.0
-    for t, free in zip(tl.get("t_s", []), tl.get("free_pages", [])):
+    for i, (t, free) in enumerate(zip(tl.get("t_s", []), tl.get("free_pages", []))):
         t = float(t)
-        row = (0, 0, 0, sum(int(x) for x in free) * page_kb, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        dt = t - last
+
+        def per_s(key: str, scale: int = 1) -> int:
+            c = counters[key]
+            return (c[i] - c[i - 1]) * scale * 1_000_000 // round(dt * 1_000_000) if i and dt > 0 and len(c) > i else 0
+
+        si, so = per_s("pswpin", page_kb), per_s("pswpout", page_kb)
+        bi, bo = per_s("pgpgin"), per_s("pgpgout")
+        row = (0, 0, 0, sum(int(x) for x in free) * page_kb, 0, 0, si, so, bi, bo, 0, 0, 0, 0, 0, 0, 0)
         text = "{:2d} {:2d} {:6d} {:6d} {:6d} {:6d} {:4d} {:4d} {:5d} {:5d} {:4d} {:4d} {:2d} {:2d} {:2d} {:2d} {:2d}".format(*row)
-        lines.append(_latency_prefix(start, t, t - last) + text)
+        lines.append(_latency_prefix(start, t, dt) + text)
         last = t
     return "\n".join(lines) + "\n"
 
