@@ -18,23 +18,37 @@ def _pyplot() -> Any:
     return plt
 
 
+ZONE_LINES_MAX = 16  # more populated zones than this: a heat map instead of a line per zone
+
+
 def plot_zone_timeline(result: Mapping[str, Any], path: Path, *, title: str | None = None) -> Path:
-    """Free pages of every populated zone against simulated time."""
+    """Free pages of every populated zone against simulated time: a labelled line per zone, or,
+    with more than ZONE_LINES_MAX zones (the 28-node box), a heat map (zones down, time across)."""
     plt = _pyplot()
     timeline = result.get("timeline", {})
     t_s = list(timeline.get("t_s", []))
     free = timeline.get("free_pages", [])
     zones = result.get("zones", [])
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    for i, zone in enumerate(zones):
-        if zone.get("present", 0) <= 0:
-            continue
-        ax.plot(t_s, [row[i] for row in free], linewidth=0.8, label=f"N{zone['node']}/{zone['zone']}")
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("free pages")
-    ax.set_title(title or f"{result.get('kernel', '?')} on {result.get('machine', '?')}: free pages per zone")
-    if 0 < len(zones) <= 16:
-        ax.legend(fontsize="small", ncol=2)
+    populated = [(i, f"N{z['node']}/{z['zone']}") for i, z in enumerate(zones) if z.get("present", 0) > 0]
+    title = title or f"{result.get('kernel', '?')} on {result.get('machine', '?')}: free pages per zone"
+    if len(populated) > ZONE_LINES_MAX and t_s:
+        fig, ax = plt.subplots(figsize=(10, 1.5 + 0.22 * len(populated)))
+        grid = [[row[i] for row in free] for i, _ in populated]
+        im = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="viridis",
+                       extent=(float(t_s[0]), float(t_s[-1]), len(populated) - 0.5, -0.5))
+        ax.set_yticks(range(len(populated)), [name for _, name in populated], fontsize="x-small")
+        fig.colorbar(im, ax=ax, label="free pages")
+        ax.set_xlabel("simulated time (s)")
+        ax.set_title(title)
+    else:
+        fig, ax = plt.subplots(figsize=(10, 5.5))
+        for i, name in populated:
+            ax.plot(t_s, [row[i] for row in free], linewidth=0.8, label=name)
+        ax.set_xlabel("simulated time (s)")
+        ax.set_ylabel("free pages")
+        ax.set_title(title)
+        if populated:
+            ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=100, metadata={"Software": None})
