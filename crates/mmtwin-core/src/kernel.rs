@@ -462,7 +462,7 @@ pub const TIMELINE_CAP: usize = 4096;
 /// most `cap` samples before the final one: when full, every other sample
 /// is dropped (in place) and the sampling period doubles. Columns grow to
 /// at most `cap + 1` elements and never past that capacity, so a timeline
-/// holds at most `(cap + 1) × (8 × zones + 8 × (4 + NR_TL_COUNTERS))` bytes
+/// holds at most `(cap + 1) × (8 × zones + 8 × (3 + NR_TL_COUNTERS))` bytes
 /// (docs/architecture.md, "Memory bound").
 pub struct Timeline {
     pub t_s: Vec<f64>,
