@@ -105,21 +105,29 @@ def test_compare_with_fake_engine(capsys: pytest.CaptureFixture[str], fixture_pr
 def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
     capsys: pytest.CaptureFixture[str], fake_engine: None
 ) -> None:
-    # The fake engine makes sys 10% lower with any cache and >1 thread: C1 and C6 ("no difference") fail.
+    # The fake engine makes sys 10% lower with any cache and >1 thread: C1 and C6 ("no difference") fail;
+    # its real is exactly (sys + user) / N, with no serial part: C5 fails.
     code, out, err = call(capsys, "reproduce", "zonelist-cache", "--jobs", "1")
     assert code == 1, err
     assert "Simulated (seconds)" in out and "Published (seed 003) beside simulated" in out
     assert "C1  NOT HELD  At 12 GB the cache makes no material difference" in out
-    assert "C2  HELD" in out
-    assert "C6  NOT HELD" in out
-    assert "verdict: 4 of 6 claims held in the simulation" in out
+    assert "C2  HELD" in out and "C4  HELD" in out
+    assert "C5  NOT HELD" in out and "C6  NOT HELD" in out
+    assert "verdict: 3 of 6 claims held in the simulation" in out
+    assert "Cell errors" in out and re.search(r"^ +median( +\d+%){6}$", out, re.M), out
     code, out, _ = call(capsys, "reproduce", "zonelist-cache", "--jobs", "1", "--json")
     assert code == 1
     data = json.loads(out)
     assert [c["id"] for c in data["claims"]] == ["C1", "C2", "C3", "C4", "C5", "C6"]
-    assert [c["held"] for c in data["claims"]] == [False, True, True, True, True, False]
-    assert [c["held_published"] for c in data["claims"]] == [True, True, True, False, True, True]
+    assert [c["held"] for c in data["claims"]] == [False, True, True, True, False, False]
+    assert [c["held_published"] for c in data["claims"]] == [True] * 6
     assert len(data["cells"]) == 16 and data["held"] is False and data["oom_runs"] == []
+    # per cell, kernel and column: published, simulated, error; medians per column for each kernel
+    assert len(data["cell_errors"]) == 16 * 2 * 3
+    row = next(r for r in data["cell_errors"] if (r["size_gb"], r["threads"], r["kernel"], r["column"]) == (12, 1, "base", "sys"))
+    assert row["published"] == 153 and row["error_pct"] == round((row["simulated"] - 153) * 100 / 153, 2)
+    assert set(data["median_error_pct"]) == {"base", "new"}
+    assert set(data["median_error_pct"]["base"]) == {"sys", "user", "real"}
 
 
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,6 +198,25 @@ def test_reproduce_zlcfirst_exits_1_when_a_claim_fails(
     assert "C6  NOT HELD  The streaming mapped writer completes faster" in out
     assert "3.0-rc6-zlcreconsider elapsed fall % -" in out and " x" in out
     assert "verdict: 5 of 6 claims held in the simulation" in out
+
+
+def test_reproduce_zlcfirst_a_tie_is_not_a_fall(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """C2 and C6 ask for a quarter of the published fall: patched runs 1% faster than vanilla fail both."""
+    import mmtwin.engine
+    from fakeengine import fake_run_spec
+
+    def barely_faster(spec: dict) -> dict:
+        result = fake_run_spec(spec)
+        if spec["workload"]["kind"] in ("fsmark", "mmapstream"):
+            patched = spec["kernel"]["zlc"] == "first-eligible"
+            result["times"]["elapsed_s"] = 990.0 if patched else 1000.0
+        return result
+
+    monkeypatch.setattr(mmtwin.engine, "run_spec", barely_faster)
+    code, out, _ = call(capsys, "reproduce", "zlcfirst", "--jobs", "1")
+    assert code == 1
+    assert "C2  NOT HELD" in out and "C6  NOT HELD" in out
+    assert "3.0-rc6-zlcfirst elapsed fall % 1.00 x" in out
 
 
 def test_reproduce_zlcfirst_rejects_an_experiment_of_the_wrong_shape(
@@ -365,11 +392,14 @@ def test_reproduce_zonelist_cache_at_reduced_scale(tmp_path: Path) -> None:
     assert data["scale"] == 0.05 and len(data["cells"]) == 16
     assert (proc.returncode == 0) == data["held"]
     claims = {c["id"]: c for c in data["claims"]}
-    # Directions: the cache lowers sys (C2) and real (C3) where off-node scanning is heavy ...
-    assert all(r["value"] > 0 for r in claims["C2"]["simulated"]), claims["C2"]
+    # Directions: the cache lowers sys (C2) and real (C3) where off-node scanning is heavy (90 GB
+    # spills whatever the placement; at 38-64 GB with 2.6.18's fork balancing the threads spread
+    # one to a node and spill little) ...
+    c2 = {(r["size_gb"], r["threads"]): r["value"] for r in claims["C2"]["simulated"]}
+    assert c2[(90, 19)] > 0 and c2[(90, 37)] > 0, claims["C2"]
     assert claims["C3"]["held"], claims["C3"]
     # ... and changes nothing material where it cannot matter.
-    for cid in ("C1", "C4", "C5", "C6"):
+    for cid in ("C1", "C6"):
         assert claims[cid]["held"], claims[cid]
     assert (tmp_path / "zonelist-cache-sys.png").is_file()
     # determinism across worker counts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,30 @@ def test_ctrl_c_stops_a_long_run_at_once() -> None:
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=20) == 130
     assert time.monotonic() - sent < 5
+
+
+@requires_engine
+def test_fork_balance_places_threads_as_2618_and_the_seed_varies_only_the_unknowns() -> None:
+    """On the Altix (fork_balance ia64-2.6.18) 19 threads spread over at least
+    15 nodes (one per node of the main thread's 16-node span first), each on
+    its own CPU; the same seed gives the same bytes, another seed another
+    placement; pinned threads (--cpus) ignore the placement but still differ
+    only through the timer phase."""
+    machine = config.load_machine("sgi-altix-28node")
+    kernel = config.load_kernel("2.6.18-mm3")
+    params = WorkloadParams(size_gb=12, threads=19)
+
+    def run(seed: int) -> dict:
+        spec = resolve_spec(machine, kernel, params, seed=seed, scale=Fraction(1, 50))
+        return engine.run_spec(spec)
+
+    a, again, b = run(1), run(1), run(2)
+    strip = lambda r: json.dumps({k: v for k, v in r.items() if k != "perf"}, sort_keys=True)  # noqa: E731
+    assert strip(a) == strip(again)
+    cpus = [t["cpu"] for t in a["threads"]]
+    assert len(set(cpus)) == 19, cpus
+    assert len({t["node"] for t in a["threads"]}) >= 15
+    assert a["benchmark"]["memhog"]["main_thread_cpu"] is not None
+    starts = sorted(t["start_s"] for t in a["threads"])
+    assert starts[0] > 0 and starts[-1] > starts[0]  # one clone after another
+    assert [t["cpu"] for t in b["threads"]] != cpus or a["times"] != b["times"]

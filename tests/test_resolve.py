@@ -54,9 +54,9 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
     assert spec["machine"]["cost"] == {
         "fault_ns": 1000, "clear_ns_per_kib": 100, "clear_remote_ns_per_kib": 200, "line_miss_ns": 100,
         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 50,
-        # the six v2 costs the preset leaves out: the engine's defaults (docs/engine-api.md)
+        # the seven costs the preset leaves out: the engine's defaults (docs/engine-api.md)
         "syscall_ns": 300, "copy_ns_per_kib": 250, "page_cache_ns": 400, "scan_page_ns": 150,
-        "inode_ns": 20000, "writepage_ns": 1500,
+        "inode_ns": 20000, "writepage_ns": 1500, "clone_ns": 25000,
     }
     assert (spec["seed"], spec["check"], spec["sample_ms"], spec["trace"]) == (1, False, 100, None)
     assert list(spec) == ["machine", "kernel", "workload", "seed", "check", "sample_ms", "trace", "snapshots"]
@@ -256,13 +256,14 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
         "distance": [[10, 31], [31, 10]],
         "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
                  "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80, "syscall_ns": 300, "copy_ns_per_kib": 250,
-                 "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500},
+                 "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500, "clone_ns": 25000},
         "storage": {
             "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 8000,
                          "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "noop"}],
             "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
             "swap": None,
         },
+        "fork_balance": "none",
     }
     workloads = {
         "fsmark": {"kind": "fsmark", "threads": 24, "cpus": NODE0, "mems_allowed": None, "dirs": 1, "subdirs": 100,

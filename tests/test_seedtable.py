@@ -71,3 +71,34 @@ def test_beside_layout() -> None:
     row = lines[2].split()
     assert row == ["12", "1", "153/150", "24/24", "177/174", "151/149", "24/24", "176/173", "1%", "0%"]
     assert len(lines) == 4  # only cells present in both
+
+
+def test_cell_errors_and_medians() -> None:
+    from mmtwin.reports.seedtable import cell_errors, format_errors, median_errors
+
+    pub = [Cell(12, 1, Times(100, 20, 120), Times(100, 20, 120)), Cell(38, 19, Times(200, 40, 50), Times(180, 40, 40))]
+    sim = [Cell(12, 1, Times(110, 20, 60), Times(90, 20, 120)), Cell(38, 19, Times(100, 50, 50), Times(180, 30, 40))]
+    rows = cell_errors(pub, sim)
+    assert len(rows) == 12
+    err = {(r["size_gb"], r["kernel"], r["column"]): r["error_pct"] for r in rows}
+    assert err[(12, "base", "sys")] == 10.0 and err[(12, "base", "real")] == -50.0
+    assert err[(38, "base", "sys")] == -50.0 and err[(38, "new", "user")] == -25.0
+    med = median_errors(rows)
+    # medians of |error|: base sys (10, 50) -> 30; new sys (10, 0) -> 5
+    assert med["base"]["sys"] == 30.0 and med["new"]["sys"] == 5.0 and med["base"]["real"] == 25.0
+    text = format_errors(rows, "a", "a-b")
+    assert text.splitlines()[2].split() == ["12", "1", "+10%", "+0%", "-50%", "-10%", "+0%", "+0%"]
+    assert text.splitlines()[4].split() == ["median", "30%", "12%", "25%", "5%", "12%", "0%"]
+
+
+def test_new_claims_can_fail() -> None:
+    """C4 and C5 read figures the model decides: a run whose real time is its
+    CPU time spread over its threads fails C5; one where 55 threads take longer
+    than 37 fails C4."""
+    even = [Cell(c.size_gb, c.threads, Times(c.base.sys, c.base.user, (c.base.sys + c.base.user) / c.threads),
+                 Times(c.new.sys, c.new.user, (c.new.sys + c.new.user) / c.threads)) for c in zc.PUBLISHED]
+    claims = {cl["id"]: cl for cl in zc.evaluate(even)}
+    assert not claims["C5"]["held"] and claims["C4"]["held_published"] and claims["C5"]["held_published"]
+    slow55 = [Cell(c.size_gb, c.threads, Times(c.base.sys, c.base.user, c.base.real * (3 if c.threads == 55 else 1)), c.new)
+              for c in zc.PUBLISHED]
+    assert not {cl["id"]: cl for cl in zc.evaluate(slow55)}["C4"]["held"]

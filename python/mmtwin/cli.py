@@ -312,7 +312,7 @@ def _load_machine(machine: Optional[str], loaded: Any) -> Any:
 
 WORKLOAD_HELP = "Workload kind: memhog, fsmark, largedd or mmapstream (default memhog, or the --run's kind)."
 SIZE_HELP = "memhog: bytes the hog touches in total, in GB of 2^30 bytes (before --scale)."
-THREADS_HELP = "Threads (memhog: pinned one per CPU, CPUs 0..N-1 unless --cpus; fs_mark: -t)."
+THREADS_HELP = "Threads (memhog: one per CPU, CPUs 0..N-1 or as the machine's fork_balance places them, unless --cpus; fs_mark: -t)."
 STRIDE_HELP = "memhog: one store every STRIDE bytes; must divide the page size."
 CPUS_HELP = "CPU ids, e.g. 0-11 or 0,2,4 (memhog: one per thread; other kinds: the affinity of every thread)."
 MEMS_HELP = "Node ids the workload may allocate from, e.g. 0 or 0-1 (cpuset mems; default all)."
@@ -321,7 +321,8 @@ SET_HELP = "Set a workload field as in an experiment's [runs.workload] table, e.
 EXPERIMENT_HELP = "Take the workload (and, without -m, the machine) from this experiment file's --run."
 RUN_HELP = "The [[runs]] entry of --experiment to run (e.g. fsmark)."
 SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the workload's size by S (0 < S <= 1)."
-SEED_HELP = "Seed carried in the specification (nothing simulated varies with it yet: every run is deterministic)."
+SEED_HELP = ("Seed of the run: the memory hog's unknowns come from it (the timer phase; with fork_balance "
+             "ia64-2.6.18 the shell's CPU and which idle CPU pulls a thread, and when). Same seed, same output.")
 CHECK_HELP = "Run the engine's full invariant checks (slower)."
 OUTPUT_DIR_HELP = (
     "Also write the run(s) as a results tree in DIR: MMTests' work/log layout plus mmtwin-results.json "

@@ -214,6 +214,7 @@ class Cost(StrictModel):
     scan_page_ns: int = 150
     inode_ns: int = 20000
     writepage_ns: int = 1500
+    clone_ns: int = 25000
 
     @field_validator("*")
     @classmethod
@@ -236,13 +237,20 @@ class StorageDevice(StrictModel):
     disks: int = 1
     chunk_kib: int = 64
     bandwidth_mib_s: int
-    access_us: int
+    # Either a flat access time for every non-contiguous piece, or a seek
+    # curve: spindle speed, track-to-track and full-stroke seek (block.rs).
+    access_us: int | None = None
+    rpm: int | None = None
+    track_seek_us: int | None = None
+    full_seek_us: int | None = None
     nr_requests: int
     max_sectors_kib: int
     size_mib: int
     # The member disks' I/O scheduler: "noop" serves reads and writes in
-    # arrival order; "deadline" serves reads first, in batches, with writes
-    # let through after two read batches (block.rs, docs/config-schema.md).
+    # arrival order; "deadline" keeps each direction sorted by sector and
+    # serves batches in ascending order, reads first, with writes let
+    # through after two read batches and expired pieces first
+    # (block.rs, docs/config-schema.md).
     elevator: Literal["noop", "deadline"] = "noop"
 
     @field_validator("name")
@@ -279,6 +287,38 @@ class StorageDevice(StrictModel):
         if _is_int(v) and 0 <= v <= 1_000_000_000:
             return v
         raise ValueError(f"{describe(v)} is not allowed; expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)")
+
+    @field_validator("rpm", mode="before")
+    @classmethod
+    def _rpm(cls, v: Any) -> Any:
+        if _is_int(v) and 1000 <= v <= 30_000:
+            return v
+        raise ValueError(f"{describe(v)} is not allowed; expected a spindle speed of 1000 to 30000 revolutions a minute")
+
+    @field_validator("track_seek_us", "full_seek_us", mode="before")
+    @classmethod
+    def _seek(cls, v: Any) -> Any:
+        if _is_int(v) and 1 <= v <= 1_000_000:
+            return v
+        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of microseconds, 1 to 1000000")
+
+    @model_validator(mode="after")
+    def _access_model(self) -> "StorageDevice":
+        curve = {"rpm": self.rpm, "track_seek_us": self.track_seek_us, "full_seek_us": self.full_seek_us}
+        given = [k for k, v in curve.items() if v is not None]
+        if not given:
+            if self.access_us is None:
+                raise FieldError(["access_us"], "missing; give access_us (a flat access time) or rpm, track_seek_us and full_seek_us (a seek curve)")
+            return self
+        if self.access_us is not None:
+            raise FieldError(["access_us"], f"{self.access_us} is not allowed with {given[0]}; the seek curve replaces the flat access time: give one or the other")
+        for k, v in curve.items():
+            if v is None:
+                raise FieldError([k], f"missing; a seek curve needs rpm, track_seek_us and full_seek_us ({given[0]} is given)")
+        assert self.track_seek_us is not None and self.full_seek_us is not None
+        if self.full_seek_us < self.track_seek_us:
+            raise FieldError(["full_seek_us"], f"{self.full_seek_us} is not allowed; at least track_seek_us ({self.track_seek_us}): a full stroke is the longest seek")
+        return self
 
     @field_validator("nr_requests")
     @classmethod
@@ -376,6 +416,9 @@ class Machine(StrictModel):
     zones: list[ZoneBand]
     cost: Cost
     storage: Storage | None = None
+    # Where a workload's threads run: "none" = thread i on CPU i; "ia64-2.6.18" =
+    # 2.6.18's exec and fork balancing over ia64's sched domains (docs/config-schema.md).
+    fork_balance: Literal["none", "ia64-2.6.18"] = "none"
 
     @field_validator("max_order")
     @classmethod

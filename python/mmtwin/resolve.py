@@ -416,7 +416,10 @@ def storage_spec(machine: Machine) -> dict[str, Any] | None:
                 "disks": d.disks,
                 "chunk_kib": d.chunk_kib,
                 "bandwidth_mib_s": _number(d.bandwidth_mib_s),
-                "access_us": _number(d.access_us),
+                "access_us": 0 if d.access_us is None else _number(d.access_us),
+                "rpm": d.rpm or 0,
+                "track_seek_us": d.track_seek_us or 0,
+                "full_seek_us": d.full_seek_us or 0,
                 "nr_requests": d.nr_requests,
                 "max_sectors_kib": d.max_sectors_kib,
                 "size_mib": d.size_mib,
@@ -450,6 +453,7 @@ def machine_spec(machine: Machine, scale: Fraction = Fraction(1)) -> dict[str, A
         "distance": [list(row) for row in machine.topology.distance],
         "cost": machine.cost.model_dump(),
         "storage": storage_spec(machine),
+        "fork_balance": machine.fork_balance,
     }
 
 

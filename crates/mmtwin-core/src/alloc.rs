@@ -145,7 +145,7 @@ impl Mm {
     /// mask is the task's mems_allowed, consulted by zlc_zone_worth_trying).
     pub fn zlc_setup(&mut self, ctx: &mut Ctx, zlc: usize) {
         self.sim.zlc_setups += 1;
-        let jiffies = ctx.clock() * self.hz / 1_000_000_000;
+        let jiffies = (ctx.clock() + self.jiffies_phase_ns) * self.hz / 1_000_000_000;
         let line = self.zlcs[zlc].line_zap;
         self.cache.touch(ctx, line);
         let z = &mut self.zlcs[zlc];

@@ -1,6 +1,7 @@
 //! The block layer: one request queue per device, back merging, an
-//! elevator per disk (noop, or deadline without its sector sort), md RAID-0
-//! striping, request-count congestion (3.0 semantics).
+//! elevator per disk (noop, or deadline with its sector sort and expiry),
+//! md RAID-0 striping, request-count congestion (3.0 semantics), and disks
+//! with a flat access time or a seek curve and rotation.
 //!
 //! Behaviour follows Linux 3.0 (`block/blk-core.c`, `block/blk.h`,
 //! `drivers/md/raid0.c`), simplified:
@@ -44,8 +45,17 @@ pub struct DeviceSpec {
     pub chunk_kib: u32,
     /// Per disk media rate.
     pub bandwidth_mib_s: u32,
-    /// Per disk cost of a piece not contiguous with the previous one.
+    /// Per disk cost of a piece not contiguous with the previous one, when
+    /// `rpm` is 0.
     pub access_us: u32,
+    /// Spindle speed; 0 = the flat `access_us`. Otherwise a piece not
+    /// contiguous with the previous one costs a seek over the distance plus
+    /// half a rotation, or, starting less than a track ahead, the time for
+    /// the gap to pass under the head (see `Timing::service`).
+    pub rpm: u32,
+    /// Seek to the next track (with settling), and across the whole disk.
+    pub track_seek_us: u32,
+    pub full_seek_us: u32,
     /// Queue depth per direction.
     pub nr_requests: u32,
     /// Largest request after merging.
@@ -62,80 +72,21 @@ pub enum Elevator {
     /// `noop`: one FIFO, reads and writes in arrival order.
     #[default]
     Noop,
-    /// `deadline` (block/deadline-iosched.c) without its sector sort: reads
-    /// and writes wait in separate FIFOs; pieces go in batches of up to
-    /// `fifo_batch` (16) of one direction; a new batch serves reads unless
-    /// writes have waited through `writes_starved` (2) read batches.
+    /// `deadline` (block/deadline-iosched.c, 3.0): per direction a list
+    /// sorted by sector and a FIFO with an expiry time (reads 500 ms, writes
+    /// 5 s). A batch of up to `fifo_batch` (16) pieces of one direction goes
+    /// in ascending sector order from where the last one ended (`next_rq`);
+    /// a new batch serves reads unless writes have waited through
+    /// `writes_starved` (2) read batches, and starts at the oldest piece of
+    /// its direction when that one has expired or the sweep reached the end.
     Deadline,
 }
 
 /// deadline's `fifo_batch` and `writes_starved` defaults (3.0).
 const FIFO_BATCH: u32 = 16;
 const WRITES_STARVED: u32 = 2;
-
-/// A disk's dispatch state: the direction of the current batch, pieces left
-/// in it, whether another piece of that direction was waiting when the last
-/// one was dispatched (deadline's `next_rq`: a piece arriving later does
-/// not extend the batch), and read batches started while writes waited
-/// (deadline's `starved`).
-#[derive(Clone, Copy, Debug, Default)]
-struct Batch {
-    dir: usize,
-    left: u32,
-    next: bool,
-    starved: u32,
-}
-
-impl Elevator {
-    /// The direction of the next piece, given which FIFOs hold one (`has`),
-    /// which hold two or more (`more`) and, for noop, the arrival stamps of
-    /// their fronts.
-    #[inline]
-    fn pick(self, b: &mut Batch, has: [bool; 2], more: [bool; 2], stamp: [u64; 2]) -> Option<usize> {
-        match (has[0], has[1]) {
-            (false, false) => return None,
-            (true, false) => {
-                if self == Elevator::Noop {
-                    return Some(0);
-                }
-            }
-            (false, true) => {
-                if self == Elevator::Noop {
-                    return Some(1);
-                }
-            }
-            (true, true) => {
-                if self == Elevator::Noop {
-                    return Some(usize::from(stamp[1] < stamp[0]));
-                }
-            }
-        }
-        if b.left > 0 && b.next && has[b.dir] {
-            b.left -= 1;
-            b.next = more[b.dir];
-            return Some(b.dir);
-        }
-        let dir = if has[0] {
-            if has[1] && b.starved >= WRITES_STARVED {
-                1
-            } else {
-                if has[1] {
-                    b.starved += 1;
-                }
-                0
-            }
-        } else {
-            1
-        };
-        if dir == 1 {
-            b.starved = 0;
-        }
-        b.dir = dir;
-        b.left = FIFO_BATCH - 1;
-        b.next = more[dir];
-        Some(dir)
-    }
-}
+/// deadline's `read_expire` (HZ/2) and `write_expire` (5*HZ), in ns.
+const FIFO_EXPIRE: [u64; 2] = [500_000_000, 5_000_000_000];
 
 /// Direction of a bio. Reads are BLK_RW_SYNC, writes (writeback) BLK_RW_ASYNC.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -222,14 +173,25 @@ struct Req {
     pending: u32,
 }
 
+const NONE: u32 = u32::MAX;
+
 #[derive(Clone, Debug)]
 struct Disk {
     /// Slots with a piece waiting on this disk, per direction, in arrival
     /// order. Invariant: `!busy` implies both empty.
     fifo: [VecDeque<u32>; 2],
+    /// deadline only: the same slots per direction sorted by (disk-local
+    /// start sector, arrival stamp), deadline's `sort_list`.
+    sorted: [Vec<u32>; 2],
+    /// deadline's `next_rq`: the piece after the last one dispatched in
+    /// sector order, in that one's direction (at most one is not NONE).
+    next: [u32; 2],
+    /// Pieces dispatched in the current batch, and read batches begun
+    /// while writes waited (`batching`, `starved`).
+    batching: u32,
+    starved: u32,
     /// The slot whose piece is in service while `busy`.
     cur: u32,
-    batch: Batch,
     busy: bool,
     end: u64,
     svc: u64,
@@ -242,13 +204,46 @@ struct Disk {
 struct Timing {
     access_ns: u64,
     bytes_per_s: u64,
+    /// 0: flat `access_ns`. Else ns per revolution, and the seek curve.
+    rev_ns: u64,
+    track_ns: u64,
+    full_ns: u64,
+    /// Sectors of one member disk.
+    disk_sectors: u64,
 }
 
 impl Timing {
+    fn xfer(self, sectors: u64) -> u64 {
+        (u128::from(sectors) * 512 * 1_000_000_000).div_ceil(u128::from(self.bytes_per_s)) as u64
+    }
+
+    /// Time to reach `start` with the head after sector `pos` (NO_POS: unknown).
+    /// With a seek curve: a start less than one revolution's worth of sectors
+    /// ahead is waited for (the gap passes under the head); anything else
+    /// costs track + (full - track) x sqrt(distance / disk), the usual
+    /// square-root shape of a short seek dominated by acceleration, plus half
+    /// a revolution of rotational latency on average.
+    fn access(self, pos: u64, start: u64) -> u64 {
+        if pos == start {
+            return 0;
+        }
+        if self.rev_ns == 0 || pos == NO_POS {
+            return if self.rev_ns == 0 { self.access_ns } else { self.full_ns / 2 + self.rev_ns / 2 };
+        }
+        if start > pos {
+            let gap = self.xfer(start - pos);
+            if gap < self.rev_ns {
+                return gap;
+            }
+        }
+        let dist = start.abs_diff(pos).min(self.disk_sectors);
+        let frac = (dist as f64 / self.disk_sectors as f64).sqrt();
+        let seek = self.track_ns + ((self.full_ns - self.track_ns) as f64 * frac) as u64;
+        seek + self.rev_ns / 2
+    }
+
     fn service(self, pos: u64, start: u64, sectors: u64) -> u64 {
-        let seek = if pos == start { 0 } else { self.access_ns };
-        let xfer = (u128::from(sectors) * 512 * 1_000_000_000).div_ceil(u128::from(self.bytes_per_s));
-        seek + xfer as u64
+        self.access(pos, start) + self.xfer(sectors)
     }
 }
 
@@ -262,9 +257,11 @@ struct Queue {
     size_pages: u64,
     tm: Timing,
     elevator: Elevator,
-    /// Per slot and disk: when its piece joined the disk's FIFO (a counter).
+    /// Per slot and disk: when its piece joined the disk's FIFO (a counter),
+    /// and the simulated time it did (deadline's expiry).
     stamp: Vec<u64>,
     stamps: u64,
+    queued: Vec<u64>,
     reqs: Vec<Req>,
     free: Vec<u32>,
     /// Per slot, `maxp` entries each: pfns, and per merged bio its tag and length.
@@ -278,9 +275,8 @@ struct Queue {
     congested: [bool; 2],
     hint: usize,
     seq: u64,
-    /// Exact time of the next request completion (cached).
+    /// The earliest end of a piece in service (cached): the next event.
     next: Option<u64>,
-    proj: Vec<u64>,
     stats: DevStats,
 }
 
@@ -293,7 +289,25 @@ impl Queue {
         let slots = 2 * s.nr_requests as usize;
         let (on, off) = congestion_thresholds(s.nr_requests);
         let fifo = [VecDeque::with_capacity(slots), VecDeque::with_capacity(slots)];
-        let disk = Disk { fifo, cur: 0, batch: Batch::default(), busy: false, end: 0, svc: 0, pos: NO_POS, busy_ns: 0 };
+        let sorted = if s.elevator == Elevator::Deadline {
+            [Vec::with_capacity(slots), Vec::with_capacity(slots)]
+        } else {
+            [Vec::new(), Vec::new()]
+        };
+        let disk = Disk {
+            fifo,
+            sorted,
+            next: [NONE; 2],
+            batching: 0,
+            starved: 0,
+            cur: 0,
+            busy: false,
+            end: 0,
+            svc: 0,
+            pos: NO_POS,
+            busy_ns: 0,
+        };
+        let disk_sectors = ((s.size_mib << 11) / n as u64).max(1);
         Queue {
             n,
             chunk: if n == 1 { u64::MAX } else { u64::from(s.chunk_kib) * 2 },
@@ -302,10 +316,18 @@ impl Queue {
             on,
             off,
             size_pages: s.size_mib * (1 << 20) / u64::from(page_size),
-            tm: Timing { access_ns: u64::from(s.access_us) * 1000, bytes_per_s: u64::from(s.bandwidth_mib_s) << 20 },
+            tm: Timing {
+                access_ns: u64::from(s.access_us) * 1000,
+                bytes_per_s: u64::from(s.bandwidth_mib_s) << 20,
+                rev_ns: if s.rpm == 0 { 0 } else { 60_000_000_000 / u64::from(s.rpm) },
+                track_ns: u64::from(s.track_seek_us) * 1000,
+                full_ns: u64::from(s.full_seek_us.max(s.track_seek_us)) * 1000,
+                disk_sectors,
+            },
             elevator: s.elevator,
             stamp: vec![0; slots * n],
             stamps: 0,
+            queued: vec![0; slots * n],
             reqs: vec![Req::default(); slots],
             free: (0..slots as u32).rev().collect(),
             pfn: vec![0; slots * maxp],
@@ -318,7 +340,6 @@ impl Queue {
             hint: 0,
             seq: 0,
             next: None,
-            proj: vec![0; slots],
             stats: DevStats::default(),
         }
     }
@@ -362,9 +383,14 @@ impl Queue {
                 *p = (local, len);
                 self.reqs[s].pending += 1;
                 self.stamp[s * self.n + d] = self.stamps;
+                self.queued[s * self.n + d] = now;
                 self.stamps += 1;
                 let dir = self.reqs[s].dir.idx();
                 self.disks[d].fifo[dir].push_back(s as u32);
+                if self.elevator == Elevator::Deadline {
+                    let at = self.sort_pos(d, dir, s as u32);
+                    self.disks[d].sorted[dir].insert(at, s as u32);
+                }
             } else {
                 debug_assert_eq!(p.0 + p.1, local, "raid0 piece not contiguous");
                 p.1 += len;
@@ -378,23 +404,82 @@ impl Queue {
         }
     }
 
-    /// The direction the elevator serves next on disk `d` from FIFO
-    /// positions `at` (advancing `b`), or None when both are exhausted.
+    /// Sort key of slot `s`'s piece on disk `d`.
     #[inline]
-    fn pick(&self, d: usize, b: &mut Batch, at: [usize; 2]) -> Option<usize> {
-        let f = &self.disks[d].fifo;
-        let has = [at[0] < f[0].len(), at[1] < f[1].len()];
-        let more = [at[0] + 1 < f[0].len(), at[1] + 1 < f[1].len()];
-        let st = |k: usize| if has[k] { self.stamp[f[k][at[k]] as usize * self.n + d] } else { u64::MAX };
-        self.elevator.pick(b, has, more, [st(0), st(1)])
+    fn key(&self, s: u32, d: usize) -> (u64, u64) {
+        let i = s as usize * self.n + d;
+        (self.piece[i].0, self.stamp[i])
+    }
+
+    /// Where slot `s` goes (or is) in disk `d`'s sorted list of `dir`.
+    fn sort_pos(&self, d: usize, dir: usize, s: u32) -> usize {
+        let k = self.key(s, d);
+        self.disks[d].sorted[dir].partition_point(|&x| self.key(x, d) < k)
+    }
+
+    /// The elevator's next piece on disk `d` at time `t`, taken off its
+    /// lists: (direction, slot). None when nothing waits.
+    fn dispatch(&mut self, d: usize, t: u64) -> Option<(usize, u32)> {
+        if self.elevator == Elevator::Noop {
+            let f = &self.disks[d].fifo;
+            let dir = match (f[0].front(), f[1].front()) {
+                (None, None) => return None,
+                (Some(_), None) => 0,
+                (None, Some(_)) => 1,
+                (Some(&r), Some(&w)) => usize::from(self.key(w, d).1 < self.key(r, d).1),
+            };
+            let s = self.disks[d].fifo[dir].pop_front().expect("a waiting piece");
+            return Some((dir, s));
+        }
+        // deadline_dispatch_requests: go on with the batch in sector order...
+        let k = &self.disks[d];
+        let cont = (0..2).find(|&x| k.next[x] != NONE).filter(|_| k.batching < FIFO_BATCH);
+        let (dir, s) = if let Some(dir) = cont {
+            (dir, k.next[dir])
+        } else {
+            // ...or begin one: reads unless writes starved, at the oldest
+            // piece if it expired or the sweep ended, else where it was.
+            let (reads, writes) = (!k.sorted[0].is_empty(), !k.sorted[1].is_empty());
+            let k = &mut self.disks[d];
+            let dir = if reads {
+                let starved = writes && {
+                    k.starved += 1;
+                    k.starved > WRITES_STARVED
+                };
+                usize::from(starved)
+            } else if writes {
+                1
+            } else {
+                return None;
+            };
+            if dir == 1 {
+                k.starved = 0;
+            }
+            k.batching = 0;
+            let front = *k.fifo[dir].front().expect("sorted and fifo hold the same pieces");
+            let expired = t > self.queued[front as usize * self.n + d] + FIFO_EXPIRE[dir];
+            (dir, if expired || k.next[dir] == NONE { front } else { k.next[dir] })
+        };
+        // deadline_move_request: next_rq is the piece after it in sector order.
+        let at = self.sort_pos(d, dir, s);
+        let k = &mut self.disks[d];
+        debug_assert_eq!(k.sorted[dir][at], s);
+        k.batching += 1;
+        k.sorted[dir].remove(at);
+        k.next = [NONE; 2];
+        if let Some(&n) = k.sorted[dir].get(at) {
+            k.next[dir] = n;
+        }
+        let f = k.fifo[dir].iter().position(|&x| x == s).expect("sorted and fifo hold the same pieces");
+        k.fifo[dir].remove(f);
+        Some((dir, s))
     }
 
     /// Start the piece the elevator picks on disk `d`, no earlier than `t`.
     fn start(&mut self, d: usize, t: u64) {
-        let mut b = self.disks[d].batch;
-        let Some(dir) = self.pick(d, &mut b, [0, 0]) else { return };
-        let s = self.disks[d].fifo[dir].pop_front().expect("picked a waiting piece");
-        self.disks[d].batch = b;
+        let Some((_, s)) = self.dispatch(d, t) else {
+            return;
+        };
         self.disks[d].cur = s;
         let (st, len) = self.piece[s as usize * self.n + d];
         let r = &mut self.reqs[s as usize];
@@ -404,6 +489,11 @@ impl Queue {
         disk.end = t.max(r.arrive) + disk.svc;
         disk.pos = st + len;
         disk.busy = true;
+    }
+
+    /// Recompute `next`: the earliest end of a piece in service.
+    fn refresh_next(&mut self) {
+        self.next = self.disks.iter().filter(|k| k.busy).map(|k| k.end).min();
     }
 
     /// Emit one completion per bio of finished request `s` and free it
@@ -434,40 +524,6 @@ impl Queue {
         let edge = self.congested[d] && self.count[d] < self.off;
         self.congested[d] &= !edge;
         edge
-    }
-
-    /// Recompute `next`: replay every disk's FIFO from its piece in service.
-    fn project(&mut self) {
-        if self.n == 1 {
-            self.next = self.disks[0].busy.then_some(self.disks[0].end);
-            return;
-        }
-        for d in 0..self.n {
-            let disk = &self.disks[d];
-            if !disk.busy {
-                continue;
-            }
-            let (mut t, mut pos, mut b) = (disk.end, disk.pos, disk.batch);
-            let cur = disk.cur as usize;
-            self.proj[cur] = self.proj[cur].max(t);
-            // Replay the elevator's choices over what waits now.
-            let mut at = [0usize; 2];
-            while let Some(dir) = self.pick(d, &mut b, at) {
-                let s = self.disks[d].fifo[dir][at[dir]] as usize;
-                at[dir] += 1;
-                let (st, len) = self.piece[s * self.n + d];
-                t = t.max(self.reqs[s].arrive) + self.tm.service(pos, st, len);
-                pos = st + len;
-                self.proj[s] = self.proj[s].max(t);
-            }
-        }
-        self.next = None;
-        for (p, r) in self.proj.iter_mut().zip(&self.reqs) {
-            if r.in_use && *p > 0 {
-                self.next = Some(self.next.map_or(*p, |x| x.min(*p)));
-            }
-            *p = 0;
-        }
     }
 }
 
@@ -557,11 +613,13 @@ impl BlockLayer {
             Submit::Queued
         };
         q.stats.sectors[d] += np as u64 * spp;
-        q.project();
+        q.refresh_next();
         res
     }
 
-    /// Exact time of the earliest request completion (None when idle).
+    /// Time of the next block event, the earliest end of a piece in service
+    /// (None when idle). A piece of a RAID-0 request may end without the
+    /// request completing: `complete` then returns nothing.
     pub fn next_completion(&self) -> Option<u64> {
         self.qs.iter().filter_map(|q| q.next).min()
     }
@@ -574,7 +632,9 @@ impl BlockLayer {
         self.done_pfns.clear();
         loop {
             let t = self.qs.iter().flat_map(|q| q.disks.iter()).filter(|k| k.busy).map(|k| k.end).min();
-            let Some(t) = t.filter(|&t| t <= now) else { break };
+            let Some(t) = t.filter(|&t| t <= now) else {
+                break;
+            };
             for (qi, q) in self.qs.iter_mut().enumerate() {
                 self.fin.clear();
                 let mut touched = false;
@@ -601,7 +661,7 @@ impl BlockLayer {
                     }
                 }
                 if touched {
-                    q.project();
+                    q.refresh_next();
                 }
             }
         }
@@ -657,10 +717,19 @@ impl BlockLayer {
         let q_bytes = |q: &Queue| {
             4 * (q.pfn.capacity() + q.bio_tag.capacity() + q.bio_len.capacity() + q.free.capacity())
                 + 16 * q.piece.capacity()
-                + 8 * q.proj.capacity()
+                + 8 * q.queued.capacity()
                 + std::mem::size_of::<Req>() * q.reqs.capacity()
                 + 8 * q.stamp.capacity()
-                + q.disks.iter().map(|k| std::mem::size_of::<Disk>() + 4 * (k.fifo[0].capacity() + k.fifo[1].capacity())).sum::<usize>()
+                + q.disks
+                    .iter()
+                    .map(|k| {
+                        std::mem::size_of::<Disk>()
+                            + 4 * (k.fifo[0].capacity()
+                                + k.fifo[1].capacity()
+                                + k.sorted[0].capacity()
+                                + k.sorted[1].capacity())
+                    })
+                    .sum::<usize>()
                 + std::mem::size_of::<Queue>()
         };
         let b = self.qs.iter().map(q_bytes).sum::<usize>() + 4 * self.done_pfns.capacity() + 16 * self.fin.capacity();
@@ -672,8 +741,20 @@ impl BlockLayer {
 mod tests {
     #[test]
     fn raid0_reads_ahead_two_stripes() {
-        let mut d = DeviceSpec { name: "md0".into(), disks: 4, chunk_kib: 512, bandwidth_mib_s: 75, access_us: 8000,
-                                 nr_requests: 128, max_sectors_kib: 512, size_mib: 1000, elevator: Elevator::Noop };
+        let mut d = DeviceSpec {
+            name: "md0".into(),
+            disks: 4,
+            chunk_kib: 512,
+            bandwidth_mib_s: 75,
+            access_us: 8000,
+            rpm: 0,
+            track_seek_us: 0,
+            full_seek_us: 0,
+            nr_requests: 128,
+            max_sectors_kib: 512,
+            size_mib: 1000,
+            elevator: Elevator::Noop,
+        };
         let two = BlockLayer::new(&[d.clone()], 4096);
         assert_eq!(two.ra_pages(0, 4096), 1024, "2 x 4 disks x 512 KiB = 4 MiB");
         d.disks = 1;
@@ -694,6 +775,9 @@ mod tests {
             chunk_kib: 64,
             bandwidth_mib_s: 125,
             access_us: 5000,
+            rpm: 0,
+            track_seek_us: 0,
+            full_seek_us: 0,
             nr_requests: nr,
             max_sectors_kib: max_kib,
             size_mib: 1024,
@@ -727,6 +811,70 @@ mod tests {
     }
 
     #[test]
+    fn deadline_sweeps_in_sector_order() {
+        let mut s = spec(1, 128, 4);
+        s.elevator = Elevator::Deadline;
+        let mut b = BlockLayer::new(&[s], 4096);
+        b.submit(0, 0, Dir::Write, 0, &[0], 0); // in service at once
+        for (tag, block) in [(1, 50), (2, 10), (3, 30), (4, 20), (5, 40)] {
+            b.submit(0, 0, Dir::Write, block, &[0], tag);
+        }
+        // A batch begins at the oldest (50); nothing lies beyond it, so the
+        // next batch begins at the oldest again (10) and sweeps upward.
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2).collect();
+        assert_eq!(order, [0, 1, 2, 4, 3, 5]);
+        // Noop keeps arrival order.
+        let mut b = BlockLayer::new(&[spec(1, 128, 4)], 4096);
+        b.submit(0, 0, Dir::Write, 0, &[0], 0);
+        for (tag, block) in [(1, 50), (2, 10), (3, 30), (4, 20), (5, 40)] {
+            b.submit(0, 0, Dir::Write, block, &[0], tag);
+        }
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn deadline_serves_an_expired_read_at_the_next_batch() {
+        let mut s = spec(1, 1024, 4);
+        s.elevator = Elevator::Deadline;
+        let mut b = BlockLayer::new(&[s], 4096);
+        b.submit(0, 0, Dir::Write, 0, &[0], 0);
+        b.submit(0, 0, Dir::Read, 50, &[0], 1); // X
+        b.submit(0, 0, Dir::Read, 500, &[0], 2); // A: beyond the sweep
+        for i in 0..150u64 {
+            b.submit(0, 0, Dir::Read, 100 + 2 * i, &[0], 100 + i as u32);
+        }
+        // Every piece costs ACC + PG. Batches of 16 begin at pieces 0
+        // (X, then the sweep from 100), 16, 32, ...; the one at 16 m is
+        // dispatched at (16 m + 1)(ACC + PG), and A, queued at 0, has
+        // expired (500 ms) there first for m = 7.
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2).collect();
+        assert_eq!(order[1], 1);
+        assert_eq!(order[1 + 112], 2, "A right after its expiry");
+        assert_eq!(order[1 + 111], 100 + 110);
+        assert_eq!(order[1 + 113], 100 + 111, "then the sweep goes on from where it was");
+    }
+
+    #[test]
+    fn seek_curve() {
+        let mut s = spec(1, 128, 4);
+        (s.rpm, s.track_seek_us, s.full_seek_us) = (7200, 1000, 17000);
+        let q = Queue::new(&s, 4096);
+        let tm = q.tm;
+        let half_rev = 60_000_000_000 / 7200 / 2;
+        assert_eq!(tm.disk_sectors, 1024 * 2048);
+        assert_eq!(tm.access(80, 80), 0);
+        assert_eq!(tm.access(80, 88), 8 * 512 * 1_000_000_000 / (125 << 20), "a little ahead: the gap passes by");
+        let back = 1_000_000 + (16_000_000.0 * (8.0f64 / 2_097_152.0).sqrt()) as u64 + half_rev;
+        assert_eq!(tm.access(88, 80), back, "a little behind: a track seek and half a rotation");
+        assert_eq!(tm.access(0, 2_097_152), 17_000_000 + half_rev, "full stroke");
+        assert_eq!(tm.access(NO_POS, 5), 8_500_000 + half_rev, "head position unknown: half a stroke");
+        // More than a revolution's worth ahead is a seek.
+        let rev_sectors = (125u64 << 20) / 512 / 120 + 1;
+        assert!(tm.access(0, rev_sectors) > half_rev);
+    }
+
+    #[test]
     fn noop_keeps_arrival_order_across_directions() {
         let mut b = BlockLayer::new(&[spec(1, 128, 4)], 4096);
         b.submit(0, 0, Dir::Write, 0, &[0], 1000);
@@ -741,13 +889,20 @@ mod tests {
     /// (time, dev, tag, pfns) per completion.
     type Log = Vec<(u64, u16, u32, Vec<u32>)>;
 
-    /// Drain everything.
+    /// Drain everything. Every event ends a piece: a disk's busy time grows.
     fn drain(b: &mut BlockLayer) -> Log {
         let (mut v, mut out) = (Vec::new(), Vec::new());
         while let Some(t) = b.next_completion() {
             out.clear();
+            let busy = |b: &BlockLayer| {
+                (0..b.qs.len())
+                    .flat_map(|q| (0..b.qs[q].n).map(move |d| (q, d)))
+                    .map(|(q, d)| b.disk_busy_ns(q, d))
+                    .sum::<u64>()
+            };
+            let before = busy(b);
             b.complete(t, &mut out);
-            assert!(!out.is_empty(), "next_completion must be exact");
+            assert!(busy(b) > before, "an event at {t} ended no piece");
             v.extend(out.iter().map(|c| (t, c.dev, c.tag, b.pages(c).to_vec())));
         }
         v
@@ -879,10 +1034,13 @@ mod tests {
         b.submit(0, 0, Dir::Write, 0, &[0; 16], 1); // A: disk 0 L0..16
         b.submit(0, 0, Dir::Write, 24, &[0; 16], 2); // B: disk 1 L8..16 starts; disk 0 L16..24 waits for A
         assert_eq!(b.submit(0, 0, Dir::Write, 40, &[0; 1], 9), Submit::Queued); // B started: no merge
-                                                                                // C: disk 1 L16..19, after B's piece there, contiguous. The first event
-                                                                                // (B's disk-1 piece at ACC + 8 PG) completes nothing: next_completion
-                                                                                // skips it and reports C.
+                                                                                // C: disk 1 L16..19, after B's piece there, contiguous. The first
+                                                                                // event (B's disk-1 piece at ACC + 8 PG) completes nothing.
         b.submit(0, 0, Dir::Read, 48, &[0; 3], 3);
+        assert_eq!(b.next_completion(), Some(ACC + 8 * PG));
+        let mut out = Vec::new();
+        b.complete(ACC + 8 * PG, &mut out);
+        assert!(out.is_empty());
         assert_eq!(b.next_completion(), Some(ACC + 11 * PG));
         let v = drain(&mut b);
         let want = [(ACC + 11 * PG, 3), (ACC + 16 * PG, 1), (ACC + 24 * PG, 2), (ACC + 25 * PG, 9)];
@@ -897,6 +1055,9 @@ mod tests {
 
     fn workload(raid: u32, elevator: Elevator) -> (Log, u64, DevStats) {
         let (mut s0, mut s1) = (spec(raid, 8, 64), spec(1, 8, 64));
+        if raid == 4 {
+            (s0.rpm, s0.track_seek_us, s0.full_seek_us) = (7200, 800, 16000);
+        }
         (s0.elevator, s1.elevator) = (elevator, elevator);
         let mut b = BlockLayer::new(&[s0, s1], 4096);
         let (mut x, mut t, mut log, mut out) = (12345u64, 0u64, Vec::new(), Vec::new());
@@ -907,7 +1068,6 @@ mod tests {
                 out.clear();
                 let c = b.next_completion().unwrap();
                 b.complete(c, &mut out);
-                assert!(!out.is_empty());
                 log.extend(out.iter().map(|o| (c, o.dev, o.tag, b.pages(o).to_vec())));
             }
             let dir = if x >> 63 == 0 { Dir::Write } else { Dir::Read };
@@ -925,7 +1085,7 @@ mod tests {
         // Also checks the projected next completion against the disks'
         // (something completes at every projected time), with either elevator.
         for elevator in [Elevator::Noop, Elevator::Deadline] {
-            for raid in [1, 3] {
+            for raid in [1, 3, 4] {
                 let a = workload(raid, elevator);
                 assert_eq!(a, workload(raid, elevator));
                 assert!(a.0.len() > 1000 && a.2.merges[1] > 0);

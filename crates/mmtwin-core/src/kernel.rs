@@ -87,6 +87,9 @@ pub struct Kernel {
     /// Reads whose queue had no free request: (device, block, pages).
     pub pending_reads: Vec<(usize, u64, Vec<u32>)>,
     pub nr_nodes: usize,
+    /// The specification's seed: the engine's one source of variation.
+    pub seed: u64,
+    pub fork_balance: crate::spec::ForkBalance,
 }
 
 /// Simulated time past which a run is stopped as stalled (one simulated day).
@@ -124,6 +127,9 @@ impl Kernel {
                         chunk_kib: d.chunk_kib,
                         bandwidth_mib_s: d.bandwidth_mib_s,
                         access_us: d.access_us,
+                        rpm: d.rpm,
+                        track_seek_us: d.track_seek_us,
+                        full_seek_us: d.full_seek_us,
                         nr_requests: d.nr_requests,
                         max_sectors_kib: d.max_sectors_kib,
                         // The spec gives each disk's size; the md device holds them all.
@@ -183,6 +189,8 @@ impl Kernel {
             completions: Vec::new(),
             pending_reads: Vec::new(),
             nr_nodes,
+            seed: spec.seed,
+            fork_balance: spec.machine.fork_balance,
         };
         // Kernel threads: kswapd per node, bound to the node's CPUs (all
         // CPUs for a memory-only node); a flusher per backing device.

@@ -226,6 +226,9 @@ pub struct Mm {
     pub max_order: usize,
     pub pageblock_order: usize,
     pub hz: u64,
+    /// Where jiffies stood when the simulation began, in ns past a jiffies
+    /// second (the workload sets it; 0 = the run starts on a second boundary).
+    pub jiffies_phase_ns: u64,
     pub nodes: Vec<Node>,
     pub cpu_node: Vec<usize>,
     pub distance: Vec<Vec<u32>>,
@@ -393,6 +396,7 @@ impl Mm {
             max_order,
             pageblock_order: m.pageblock_order as usize,
             hz: m.hz,
+            jiffies_phase_ns: 0,
             nodes,
             cpu_node,
             distance: m.distance.clone(),

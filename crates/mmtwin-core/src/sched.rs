@@ -427,3 +427,258 @@ mod tests {
         assert_eq!(s.next_event(u64::MAX).map(|(t, p, _)| (t, p)), Some((50, a)));
     }
 }
+
+// --------------------------------------------------------------------------
+// Placement at exec and fork (kernel/sched.c of 2.6.18: sched_balance_self,
+// find_idlest_group, find_idlest_cpu) over the sched domains ia64 built
+// (include/asm-ia64/topology.h: SD_CPU_INIT has SD_BALANCE_EXEC, SD_NODE_INIT
+// SD_BALANCE_EXEC | SD_BALANCE_FORK, SD_ALLNODES_INIT SD_BALANCE_EXEC only).
+
+/// SD_BALANCE_EXEC and SD_BALANCE_FORK.
+pub const SD_BALANCE_EXEC: u8 = 1;
+pub const SD_BALANCE_FORK: u8 = 2;
+/// SCHED_LOAD_SCALE of 2.6.18: one runnable nice-0 task.
+const SCHED_LOAD_SCALE: u64 = 128;
+/// SD_NODES_PER_DOMAIN (kernel/sched.c): a node domain spans this many nodes.
+pub const SD_NODES_PER_DOMAIN: usize = 16;
+
+/// One sched domain of a CPU: its groups (each a list of CPUs) in the ring
+/// order of sd->groups (the CPU's own group first), and its flags.
+pub struct Domain {
+    pub groups: Vec<Vec<usize>>,
+    pub flags: u8,
+    pub imbalance_pct: u64,
+    pub weight: usize,
+}
+
+/// What a CPU's runqueue looks like to the balancer: how many tasks run
+/// there now, and rq->cpu_load[0] as its last timer tick left it (the
+/// forkexec_idx 1 load of 2.6.18's SD_NODE_INIT and SD_CPU_INIT).
+pub trait RqLoad {
+    fn nr_running(&self, cpu: usize) -> u64;
+    fn cpu_load(&self, cpu: usize) -> u64;
+}
+
+/// The sched domains of every CPU, lowest first, as build_sched_domains
+/// makes them for an ia64 NUMA machine: the node's CPUs (one group per CPU),
+/// the node domain (the node and its nearest nodes, SD_NODES_PER_DOMAIN in
+/// all, one group per node), and above it, when the machine has more CPUs
+/// than that, the all-nodes domain (one group per node).
+pub fn ia64_sched_domains(cpu_node: &[usize], distance: &[Vec<u32>]) -> Vec<Vec<Domain>> {
+    let nodes = distance.len();
+    let node_cpus: Vec<Vec<usize>> = (0..nodes).map(|n| (0..cpu_node.len()).filter(|&c| cpu_node[c] == n).collect()).collect();
+    let ring = |own: usize, span: &[bool]| -> Vec<Vec<usize>> {
+        (0..nodes).map(|j| (own + j) % nodes).filter(|&n| span[n] && !node_cpus[n].is_empty()).map(|n| node_cpus[n].clone()).collect()
+    };
+    let mut out = Vec::with_capacity(cpu_node.len());
+    for (cpu, &node) in cpu_node.iter().enumerate() {
+        let mut doms = Vec::new();
+        let mine = &node_cpus[node];
+        let pos = mine.iter().position(|&c| c == cpu).unwrap_or(0);
+        let cpu_groups: Vec<Vec<usize>> = (0..mine.len()).map(|j| vec![mine[(pos + j) % mine.len()]]).collect();
+        doms.push(Domain { groups: cpu_groups, flags: SD_BALANCE_EXEC, imbalance_pct: 125, weight: mine.len() });
+        let span = sched_domain_node_span(node, &node_cpus, distance);
+        let weight: usize = (0..nodes).filter(|&n| span[n]).map(|n| node_cpus[n].len()).sum();
+        doms.push(Domain { groups: ring(node, &span), flags: SD_BALANCE_EXEC | SD_BALANCE_FORK, imbalance_pct: 125, weight });
+        if cpu_node.len() > SD_NODES_PER_DOMAIN * mine.len() {
+            let all = vec![true; nodes];
+            doms.push(Domain { groups: ring(node, &all), flags: SD_BALANCE_EXEC, imbalance_pct: 125, weight: cpu_node.len() });
+        }
+        out.push(doms);
+    }
+    out
+}
+
+/// sched_domain_node_span: the node and the SD_NODES_PER_DOMAIN - 1 nodes
+/// with CPUs nearest to it (find_next_best_node of kernel/sched.c: the
+/// smallest distance, ties to the first met counting up from the node).
+pub fn sched_domain_node_span(node: usize, node_cpus: &[Vec<usize>], distance: &[Vec<u32>]) -> Vec<bool> {
+    let nodes = distance.len();
+    let mut used = vec![false; nodes];
+    used[node] = true;
+    for _ in 1..SD_NODES_PER_DOMAIN.min(nodes) {
+        let mut best: Option<usize> = None;
+        for i in 0..nodes {
+            let n = (node + i) % nodes;
+            if node_cpus[n].is_empty() || used[n] {
+                continue;
+            }
+            if best.is_none_or(|b| distance[node][n] < distance[node][b]) {
+                best = Some(n);
+            }
+        }
+        match best {
+            Some(b) => used[b] = true,
+            None => break,
+        }
+    }
+    used
+}
+
+fn find_idlest_group<'a>(sd: &'a Domain, this_cpu: usize, rq: &dyn RqLoad) -> Option<&'a Vec<usize>> {
+    let imbalance = 100 + (sd.imbalance_pct - 100) / 2;
+    let mut idlest: Option<&Vec<usize>> = None;
+    let mut min_load = u64::MAX;
+    let mut this_load = 0;
+    for g in &sd.groups {
+        let local = g.contains(&this_cpu);
+        let mut sum = 0;
+        for &c in g {
+            let (now, tick) = (rq.nr_running(c) * SCHED_LOAD_SCALE, rq.cpu_load(c) * SCHED_LOAD_SCALE);
+            // source_load for our own group (the smaller), target_load for the others.
+            sum += if local { now.min(tick) } else { now.max(tick) };
+        }
+        let avg = sum * SCHED_LOAD_SCALE / (g.len() as u64 * SCHED_LOAD_SCALE);
+        if local {
+            this_load = avg;
+        } else if avg < min_load {
+            min_load = avg;
+            idlest = Some(g);
+        }
+    }
+    match idlest {
+        Some(g) if 100 * this_load >= imbalance * min_load => Some(g),
+        _ => None,
+    }
+}
+
+fn find_idlest_cpu(group: &[usize], this_cpu: usize, rq: &dyn RqLoad) -> usize {
+    let mut best = group[0];
+    let mut min = u64::MAX;
+    for &c in group {
+        let load = rq.nr_running(c);
+        if load < min || (load == min && c == this_cpu) {
+            min = load;
+            best = c;
+        }
+    }
+    best
+}
+
+/// sched_balance_self: the CPU a task exec'ing (SD_BALANCE_EXEC) or forked
+/// (SD_BALANCE_FORK) on `cpu` starts on.
+pub fn sched_balance_self(domains: &[Vec<Domain>], cpu: usize, flag: u8, rq: &dyn RqLoad) -> usize {
+    let mut cpu = cpu;
+    // The highest domain of the CPU with the flag, then downwards.
+    let mut level = domains[cpu].iter().rposition(|d| d.flags & flag != 0);
+    while let Some(l) = level {
+        let sd = &domains[cpu][l];
+        if sd.flags & flag == 0 {
+            level = l.checked_sub(1);
+            continue;
+        }
+        let Some(group) = find_idlest_group(sd, cpu, rq) else {
+            level = l.checked_sub(1);
+            continue;
+        };
+        let new_cpu = find_idlest_cpu(group, cpu, rq);
+        if new_cpu == cpu {
+            level = l.checked_sub(1);
+            continue;
+        }
+        let weight = sd.weight;
+        cpu = new_cpu;
+        // Balance again in the new CPU's domains smaller than this one.
+        level = None;
+        for (i, d) in domains[cpu].iter().enumerate() {
+            if weight <= d.weight {
+                break;
+            }
+            if d.flags & flag != 0 {
+                level = Some(i);
+            }
+        }
+    }
+    cpu
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): the engine's only source of
+/// variation, started from the specification's seed.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0), by rejection so every value is equally likely.
+    pub fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - u64::MAX % n;
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod balance_tests {
+    use super::*;
+
+    struct Rq {
+        nr: Vec<u64>,
+        tick: Vec<u64>,
+    }
+    impl RqLoad for Rq {
+        fn nr_running(&self, c: usize) -> u64 {
+            self.nr[c]
+        }
+        fn cpu_load(&self, c: usize) -> u64 {
+            self.tick[c]
+        }
+    }
+
+    fn machine(nodes: usize) -> (Vec<usize>, Vec<Vec<u32>>) {
+        let cpu_node: Vec<usize> = (0..2 * nodes).map(|c| c / 2).collect();
+        let d = (0..nodes).map(|a| (0..nodes).map(|b| if a == b { 10 } else { 20 + a.abs_diff(b) as u32 }).collect()).collect();
+        (cpu_node, d)
+    }
+
+    #[test]
+    fn forks_spread_one_per_node_over_the_node_domain_then_stack_until_a_tick() {
+        let (cpu_node, d) = machine(28);
+        let doms = ia64_sched_domains(&cpu_node, &d);
+        assert_eq!(doms[0].len(), 3, "cpu, node and all-nodes domains on 56 CPUs");
+        assert_eq!(doms[0][1].groups.len(), 16);
+        // The parent runs on CPU 0 (counted at its last tick too).
+        let mut rq = Rq { nr: vec![0; 56], tick: vec![0; 56] };
+        rq.nr[0] = 1;
+        rq.tick[0] = 1;
+        let mut placed = Vec::new();
+        for _ in 0..17 {
+            let c = sched_balance_self(&doms, 0, SD_BALANCE_FORK, &rq);
+            rq.nr[c] += 1;
+            placed.push(c);
+        }
+        // 15 other nodes of the span get one thread each, on their first CPU...
+        let nodes: Vec<usize> = placed[..15].iter().map(|&c| cpu_node[c]).collect();
+        assert_eq!(nodes, (1..16).collect::<Vec<_>>());
+        assert!(placed[..15].iter().all(|&c| c % 2 == 0));
+        // ...then, with the parent's tick load stale, the node looks no busier than the others: it stays.
+        assert_eq!(placed[15], 0);
+        assert_eq!(placed[16], 0);
+        // After a tick on CPU 0 (load 3 there), the next one goes to a half-busy node.
+        rq.tick[0] = rq.nr[0];
+        let c = sched_balance_self(&doms, 0, SD_BALANCE_FORK, &rq);
+        assert_ne!(cpu_node[c], 0);
+    }
+
+    #[test]
+    fn splitmix_is_the_published_sequence() {
+        // First outputs of SplitMix64 seeded with 0 (the reference implementation).
+        let mut r = SplitMix64::new(0);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        let mut r = SplitMix64::new(7);
+        assert!((0..1000).all(|_| r.below(3) < 3));
+    }
+}

@@ -127,6 +127,23 @@ pub struct MachineSpec {
     pub cost: CostSpec,
     #[serde(default)]
     pub storage: Option<StorageSpec>,
+    /// Where a multi-threaded workload's threads run (docs/config-schema.md).
+    #[serde(default)]
+    pub fork_balance: ForkBalance,
+}
+
+/// Where the threads a workload creates run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub enum ForkBalance {
+    /// Thread i on CPU i (or the workload's own CPU list): a benchmark that pins its threads.
+    #[default]
+    #[serde(rename = "none")]
+    None,
+    /// sched_balance_self at exec and at every clone over the sched domains
+    /// 2.6.18 built on ia64 (SD_BALANCE_FORK in the node domain only), then
+    /// the idle CPUs' load balancing pulling the threads that shared a CPU.
+    #[serde(rename = "ia64-2.6.18")]
+    Ia64_2618,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,6 +164,13 @@ pub struct DeviceSpecJson {
     pub chunk_kib: u32,
     pub bandwidth_mib_s: u32,
     pub access_us: u32,
+    /// Seek curve (block.rs `Timing`): spindle speed, 0 = flat `access_us`.
+    #[serde(default)]
+    pub rpm: u32,
+    #[serde(default)]
+    pub track_seek_us: u32,
+    #[serde(default)]
+    pub full_seek_us: u32,
     pub nr_requests: u32,
     pub max_sectors_kib: u32,
     pub size_mib: u64,
@@ -270,6 +294,12 @@ pub struct CostSpec {
     pub inode_ns: u64,
     #[serde(default = "d_writepage")]
     pub writepage_ns: u64,
+    /// clone(CLONE_VM | CLONE_THREAD): one pthread_create, parent side.
+    #[serde(default = "d_clone")]
+    pub clone_ns: u64,
+}
+fn d_clone() -> u64 {
+    25000
 }
 fn d_syscall() -> u64 {
     300
@@ -964,6 +994,18 @@ impl Spec {
                 }
                 if d.bandwidth_mib_s == 0 || d.bandwidth_mib_s > 1_000_000 {
                     return Err(SpecError::new(f("bandwidth_mib_s"), format!("{} is not allowed; 1 to 1000000", d.bandwidth_mib_s)));
+                }
+                if d.rpm != 0 && !(1000..=30_000).contains(&d.rpm) {
+                    return Err(SpecError::new(f("rpm"), format!("{} is not allowed; 0 (flat access_us) or 1000 to 30000", d.rpm)));
+                }
+                if d.rpm != 0 && !(1..=1_000_000).contains(&d.track_seek_us) {
+                    return Err(SpecError::new(f("track_seek_us"), format!("{} is not allowed; 1 to 1000000 with rpm set", d.track_seek_us)));
+                }
+                if d.rpm != 0 && !(d.track_seek_us..=1_000_000).contains(&d.full_seek_us) {
+                    return Err(SpecError::new(
+                        f("full_seek_us"),
+                        format!("{} is not allowed; track_seek_us ({}) to 1000000 with rpm set", d.full_seek_us, d.track_seek_us),
+                    ));
                 }
                 if !(4..=100_000).contains(&d.nr_requests) {
                     return Err(SpecError::new(f("nr_requests"), format!("{} is not allowed; 4 to 100000", d.nr_requests)));

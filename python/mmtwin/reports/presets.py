@@ -58,9 +58,13 @@ def _storage_lines(m: Machine) -> list[str]:
     lines = ["  storage:"]
     for i, d in enumerate(st.devices):
         what = "plain disk" if d.disks == 1 else f"md RAID-0 of {d.disks} disks, chunk {d.chunk_kib} KiB"
+        if d.rpm is None:
+            access = f"access {d.access_us:g} us"
+        else:
+            access = f"{d.rpm} rpm, seek {d.track_seek_us}-{d.full_seek_us} us"
         lines.append(
             f"    device {i} {d.name}: {what}, {d.size_mib} MiB per disk, {d.bandwidth_mib_s:g} MiB/s, "
-            f"access {d.access_us:g} us, nr_requests {d.nr_requests}, max_sectors_kib {d.max_sectors_kib}"
+            f"{access}, nr_requests {d.nr_requests}, max_sectors_kib {d.max_sectors_kib}, elevator {d.elevator}"
         )
     lines.append(f"    fs: {st.fs.kind} on {st.fs.device}, {st.fs.size_mib} MiB")
     lines.append(f"    swap: {st.swap.size_mib} MiB on {st.swap.device}" if st.swap else "    swap: none")

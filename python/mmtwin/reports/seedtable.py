@@ -130,3 +130,80 @@ def format_beside(
         lines.append(f"{r[0]:>4} {r[1]:>4}" + "".join(f"{x:>{w}}" for x in r[2:8]) + f"{r[8]:>7}{r[9]:>7}")
     lines.append("(each field: published/simulated seconds)")
     return "\n".join(lines) + "\n"
+
+
+COLUMNS = ("sys", "user", "real")
+
+
+def cell_errors(published: Sequence[Cell], simulated: Sequence[Cell]) -> list[dict[str, object]]:
+    """Per cell, kernel ("base", "new") and column: published, simulated and the
+    signed relative error (simulated - published) / published in percent (None
+    where the published figure is 0). Only cells present in both."""
+    by_key = {(c.size_gb, c.threads): c for c in simulated}
+    rows: list[dict[str, object]] = []
+    for pub in published:
+        sim = by_key.get((pub.size_gb, pub.threads))
+        if sim is None:
+            continue
+        for kernel in ("base", "new"):
+            p: Times = getattr(pub, kernel)
+            s: Times = getattr(sim, kernel)
+            for col in COLUMNS:
+                pv, sv = float(getattr(p, col)), float(getattr(s, col))
+                err = (sv - pv) * 100.0 / pv if pv else None
+                rows.append({
+                    "size_gb": pub.size_gb, "threads": pub.threads, "kernel": kernel, "column": col,
+                    "published": pv, "simulated": sv, "error_pct": None if err is None else round(err, 2),
+                })
+    return rows
+
+
+def _median(xs: Sequence[float]) -> float | None:
+    if not xs:
+        return None
+    v = sorted(xs)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def median_errors(rows: Sequence[dict[str, object]]) -> dict[str, dict[str, float | None]]:
+    """Median |error| in percent per kernel ("base", "new") and column."""
+    out: dict[str, dict[str, float | None]] = {}
+    for kernel in ("base", "new"):
+        out[kernel] = {}
+        for col in COLUMNS:
+            errs = [abs(float(r["error_pct"])) for r in rows  # type: ignore[arg-type]
+                    if r["kernel"] == kernel and r["column"] == col and r["error_pct"] is not None]
+            m = _median(errs)
+            out[kernel][col] = None if m is None else round(m, 2)
+    return out
+
+
+def format_errors(rows: Sequence[dict[str, object]], base_name: str, new_name: str) -> str:
+    """Each cell's error per column, (simulated - published) / published in
+    percent, then the median |error| per column under the table."""
+    cells: dict[tuple[object, object], dict[tuple[object, object], object]] = {}
+    for r in rows:
+        cells.setdefault((r["size_gb"], r["threads"]), {})[(r["kernel"], r["column"])] = r["error_pct"]
+
+    def pct(v: object) -> str:
+        return "n/a" if v is None else f"{float(v):+.0f}%"  # type: ignore[arg-type]
+
+    w = 7
+    titles = (base_name, short_name(new_name, base_name))
+    lines = [
+        f"{'':>9}" + "".join(f"{t:^{3 * w}}" for t in titles),
+        f"{'GBs':>4} {'N':>4}" + (f"{'sys':>{w}}{'user':>{w}}{'real':>{w}}") * 2,
+    ]
+    for (gb, n), errs in cells.items():
+        fields = [pct(errs.get((k, c))) for k in ("base", "new") for c in COLUMNS]
+        lines.append(f"{_gb(gb):>4} {n!s:>4}" + "".join(f"{f:>{w}}" for f in fields))  # type: ignore[arg-type]
+    med = median_errors(rows)
+
+    def m(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.0f}%"
+
+    lines.append(f"{'median':>9}" + "".join(f"{m(med[k][c]):>{w}}" for k in ("base", "new") for c in COLUMNS))
+    lines.append(f"(each field: (simulated - published) / published; median: of |error| over the cells; "
+                 f"{base_name} is fitted, {short_name(new_name, base_name)} predicted)")
+    return "\n".join(lines) + "\n"

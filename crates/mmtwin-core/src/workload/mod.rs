@@ -53,7 +53,8 @@ impl Workload {
 
     pub fn benchmark_json(&self, k: &Kernel) -> Value {
         match self {
-            Workload::Memhog(_) | Workload::None => serde_json::json!({ "memhog": {} }),
+            Workload::Memhog(m) => m.json(),
+            Workload::None => serde_json::json!({ "memhog": {} }),
             Workload::Fsmark(w) => w.json(),
             Workload::Largedd(w) => w.json(),
             Workload::Mmapstream(w) => w.json(k),
@@ -85,8 +86,13 @@ pub fn affinity(k: &Kernel, cpus: Option<&Vec<u32>>, mems: Option<&Vec<u32>>) ->
 }
 
 pub fn spawn_user(k: &mut Kernel, comm: &str, cpus: Vec<u16>, mems: Vec<bool>) -> Pid {
+    spawn_user_at(k, comm, cpus, mems, 0)
+}
+
+/// A user task that becomes runnable at `at` (a thread created then).
+pub fn spawn_user_at(k: &mut Kernel, comm: &str, cpus: Vec<u16>, mems: Vec<bool>, at: u64) -> Pid {
     let node = k.mm.cpu_node[cpus[0] as usize];
-    let pid = k.sched.spawn(comm.to_string(), TaskKind::User, cpus, 0);
+    let pid = k.sched.spawn(comm.to_string(), TaskKind::User, cpus, at);
     k.add_ktask(pid, node, mems);
     pid
 }
