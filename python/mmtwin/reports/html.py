@@ -108,7 +108,7 @@ def counter_rates(run: Run) -> dict[str, tuple[list[float], list[float]]]:
     return out
 
 
-# The figures of the sampled counters: (file name, title, caption, [(counter, panel title, y label, scale)]).
+# The panels of the figures of sampled counters: (counter, panel title, y label, factor to the y unit).
 BLOCK_IO_PANELS = (("pgpgin", "pgpgin: read from block devices", "MiB/s", 1 / 1024),
                    ("pgpgout", "pgpgout: written to block devices", "MiB/s", 1 / 1024))
 SCAN_PANELS = (("pgscan_kswapd", "pgscan_kswapd: pages scanned by kswapd", "pages/s", 1.0),
