@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import requires_engine
+from conftest import DATA, requires_engine
 
 import mmtwin
 from mmtwin.errors import MmtwinError
@@ -57,6 +57,9 @@ def test_compare_is_a_frame_of_mmtests_rows_one_column_per_kernel() -> None:
     assert again.raw == df.attrs["results"][1].raw
 
 
+HOG = {"machine": "x86-64-4core-512m-xfs", "kernel": "3.0-rc6-vanilla", "workload": {"kind": "memhog", "size_gb": 0.1, "threads": 1}}
+
+
 @pytest.mark.parametrize(
     "kwargs, expected",
     [
@@ -73,6 +76,20 @@ def test_compare_is_a_frame_of_mmtests_rows_one_column_per_kernel() -> None:
         ({"kernel": "3.0-rc6-vanilla", "workload": {"kind": "memhog", "size_gb": 1, "threads": 1}}, "machine: missing"),
         ({"experiment": "reclaim-writeback-xfs", "run": "fsmark-512M", "workload": {"kind": "memhog"}}, "workload: not allowed together with run"),
         ({"machine": "x86-64-4core-512m-xfs", "kernel": "3.0-rc6-vanilla", "workload": "memhog"}, "workload: 'memhog' is not allowed"),
+        # Wrong types: one line naming the argument, not AttributeError/TypeError out of the loaders, nor the
+        # engine's JSON parser ("invalid type: floating point `1.5`, expected u64"), nor a silent default.
+        ({**HOG, "machine": 5}, "machine: 5 is not allowed; expected a machine preset name or file path"),
+        ({**HOG, "kernel": ""}, "kernel: '' is not allowed; expected a kernel profile name or file path"),
+        ({**HOG, "scale": None}, "scale: None is not allowed; expected a number S with 0 < S <= 1"),
+        ({**HOG, "scale": True}, "scale: True is not allowed; expected a number S with 0 < S <= 1"),
+        ({**HOG, "seed": "x"}, "seed: 'x' is not allowed; expected an integer 0 <= seed < 2^64, or None for the default"),
+        ({**HOG, "seed": 1.5}, "seed: 1.5 is not allowed; expected an integer 0 <= seed < 2^64"),
+        ({**HOG, "seed": True}, "seed: True is not allowed; expected an integer 0 <= seed < 2^64"),
+        ({**HOG, "check": "yes"}, "check: 'yes' is not allowed; expected True or False"),
+        ({**HOG, "workload": {"kind": "memhog", "size_gb": 1, "threads": 1, "cpus": "0-4000000000"}},
+         "cpus: '0-4000000000' is not allowed; '0-4000000000' goes past 4095"),
+        ({"experiment": 5, "run": "x"}, "experiment: 5 is not allowed; expected an experiment name or file path"),
+        ({"experiment": "reclaim-writeback-xfs", "run": 5}, "run: 5 is not allowed; expected the name of one of the experiment's runs"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(kwargs: dict, expected: str) -> None:
@@ -88,3 +105,24 @@ def test_compare_needs_two_kernels() -> None:
     with pytest.raises(MmtwinError) as info:
         mmtwin.compare(kernels="3.0-rc6-vanilla", machine="x86-64-4core-512m-xfs", workload={"kind": "memhog"})
     assert "kernels: '3.0-rc6-vanilla' is not allowed" in info.value.message
+    two = {"kernels": ["3.0-rc6-vanilla", "3.0-rc6-kswapwb"], "machine": "x86-64-4core-512m-xfs",
+           "workload": {"kind": "memhog", "size_gb": 0.1, "threads": 1}}
+    for kwargs, expected in [
+        ({**two, "kernels": 5}, "kernels: 5 is not allowed; expected a list of kernel profile names"),
+        ({**two, "kernels": ["3.0-rc6-vanilla"] * 2}, "kernels: ['3.0-rc6-vanilla', '3.0-rc6-vanilla'] names a kernel twice"),
+        ({**two, "jobs": "x"}, "jobs: 'x' is not allowed; expected an integer >= 1, or None for the number of CPUs"),
+        ({**two, "jobs": 1.5}, "jobs: 1.5 is not allowed; expected an integer >= 1"),
+        ({**two, "jobs": 0}, "jobs: 0 is not allowed; expected an integer >= 1"),
+        ({**two, "check": 2}, "check: 2 is not allowed; expected True or False"),
+    ]:
+        with pytest.raises(MmtwinError) as info:
+            mmtwin.compare(**kwargs)
+        assert info.value.message.startswith(expected), info.value.message
+
+
+@requires_engine
+def test_a_machine_may_be_a_path_object() -> None:
+    from pathlib import Path
+
+    r = mmtwin.run(**{**HOG, "machine": Path(DATA / "presets" / "machines" / "x86-64-4core-512m-xfs.toml")})
+    assert r.spec["machine"]["name"] == "x86-64-4core-512m-xfs"

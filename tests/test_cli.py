@@ -315,6 +315,14 @@ def test_compare_an_experiment_run_prints_the_2011_report(capsys: pytest.Capture
         (["-w", "mmapstream", "--set", "size_mib=1", "--cpus", "3-1"], "--cpus: '3-1' is not allowed"),
         (["-w", "mmapstream", "--set", "sizemib=1"], "command line: sizemib: unknown key; allowed keys here: kind, size_mib"),
         (["-w", "nope"], "--workload: 'nope' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+        # Huge sizes in three significant digits, not hundreds of them
+        (["--size-gb", "1e308", "-t", "1"], "workload.size_gb: a 1e+308 GB memory hog needs 1.02e+311 MiB of memory, more than machine"),
+        (["-w", "largedd", "--set", "tar_mib=1e300", "--set", "copies=1", "--set", "download_mib_s=1"],
+         "workload.tar_mib: the tarfile and its 1 copies (1.95e+297 GiB) is larger than the ext4 filesystem on sda"),
+        # '' is not the default kind (it ran the memory hog, exit 0)
+        (["-w", "", "--size-gb", "1", "-t", "1"], "--workload: '' is not allowed; expected one of: memhog, fsmark, largedd, mmapstream"),
+        (["--size-gb", "1", "-t", "1", "--cpus", "0-4000000000"],
+         "--cpus: '0-4000000000' is not allowed; '0-4000000000' goes past 4095, the largest CPU or node id a machine can have"),
     ],
 )
 def test_bad_workload_input_is_one_line(capsys: pytest.CaptureFixture[str], args: list[str], expected: str) -> None:
@@ -455,3 +463,58 @@ def test_bench_unknown_scenario() -> None:
     proc = run_cli("bench", "--scenario", "nope")
     assert proc.returncode == 2
     assert proc.stderr.startswith("mmtwin: error: --scenario: unknown scenario 'nope'; available: memhog-90g-altix28")
+
+
+# --------------------------------------------------------------------------- shell completion
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("mmtwin run -m tiny", ["tiny-numa", "tiny-x86"]),
+        ("mmtwin compare -m tiny-numa -k test", ["test-base", "test-zlc"]),
+        ("mmtwin sweep --kernel test-z", ["test-zlc"]),
+        ("mmtwin run -e ti", ["tiny-zlc"]),
+        ("mmtwin sweep ti", ["tiny-zlc"]),
+        ("mmtwin presets show t", ["test-base", "test-zlc", "tiny-numa", "tiny-x86", "tiny-zlc"]),
+        ("mmtwin run -w mm", ["mmapstream"]),
+        ("mmtwin oracle run -m tiny-x", ["tiny-x86"]),
+        ("mmtwin run -m nothing-like-it", []),
+    ],
+)
+def test_shell_completion_completes_preset_names(words: str, expected: list[str]) -> None:
+    """bash's completion protocol (what --install-completion sets up): the names come from the preset search path."""
+    env = {**fixture_env(), "_MMTWIN_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    proc = run_cli(env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == expected, proc.stdout
+
+
+def test_completion_options_are_offered(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "--help")
+    assert code == 0 and "--install-completion" in out and "--show-completion" in out
+    code, out, _ = call(capsys, "--show-completion", "bash")
+    assert code == 0 and "_MMTWIN_COMPLETE=complete_bash" in out
+
+
+def test_presets_show_checks_what_an_experiment_names(capsys: pytest.CaptureFixture[str], fixture_presets: Path,
+                                                      tmp_path: Path) -> None:
+    """An experiment whose machine or kernel does not exist cannot run: 'presets show' says so (it printed it, exit 0)."""
+    text = (fixture_presets / "experiments" / "tiny-zlc.toml").read_text().replace('name = "tiny-zlc"', 'name = "bad"')
+    for old, new, expected in [
+        ('machine = "tiny-numa"', 'machine = "nope"', "bad.toml: machine: unknown machine preset 'nope'; available: tiny-numa, tiny-x86"),
+        ('"test-zlc"]', '"nope"]', "bad.toml: kernels[1]: unknown kernel profile 'nope'; available: test-base, test-zlc"),
+    ]:
+        (tmp_path / "bad.toml").write_text(text.replace(old, new))
+        code, out, err = call(capsys, "presets", "show", str(tmp_path / "bad.toml"))
+        assert code == 2 and out == "", err
+        assert err.startswith("mmtwin: error: ") and err.endswith(expected + "\n") and err.count("\n") == 1, err
+
+
+@requires_engine
+def test_report_proc_at_empty_is_an_error(capsys: pytest.CaptureFixture[str], fixture_presets: Path, tmp_path: Path) -> None:
+    """--at '' is not --at end by default."""
+    assert call(capsys, *RUN_TINY, "--output-dir", str(tmp_path / "t"))[0] == 0
+    code, out, err = call(capsys, "report", str(tmp_path / "t"), "--proc", "vmstat", "--at", "")
+    assert code == 2 and out == "", err
+    assert err.endswith("--at: '' is not a time; expected e.g. 10s, 2.5s or 500ms (simulated)\n") and err.count("\n") == 1, err

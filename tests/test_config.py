@@ -186,7 +186,9 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         (TEST_BASE + "\n[sysctl]\nzone_reclaim_mode = 9\n",
          "sysctl.zone_reclaim_mode: 9 is not allowed; expected \"auto\" or an integer 0..7"),
         (TEST_BASE + "\n[sysctl]\nlowmem_reserve_ratio = [256, 0, 32, 32]\n",
-         "sysctl.lowmem_reserve_ratio: [256, 0, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers >= 1"),
+         "sysctl.lowmem_reserve_ratio: [256, 0, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers 1..2147483647"),
+        (TEST_BASE + "\n[sysctl]\nlowmem_reserve_ratio = [256, 9223372036854775807, 32, 32]\n",
+         "sysctl.lowmem_reserve_ratio: [256, 9223372036854775807, 32, 32] is not allowed; expected \"auto\" or a list of 4 integers 1..2147483647"),
         (TEST_BASE + "\n[sysctl]\nswapiness = 60\n",
          "sysctl.swapiness: unknown key; allowed keys here: min_free_kbytes, zone_reclaim_mode, lowmem_reserve_ratio, "
          "dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, dirty_expire_centisecs, "
@@ -406,13 +408,37 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.fs.size_mib: 10001 MiB is a filesystem larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
         ('device = "sda"', 'device = "sdb"', "storage.fs.device: 'sdb' is not a device; devices: sda"),
         ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext4' or 'xfs'"),
-        ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected >= 4 (BLKDEV_MIN_RQ"),
+        ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected 4 to 100000 (from BLKDEV_MIN_RQ"),
+        # The engine's limits, checked here so that no JSON parser's text ("expected u32") reaches the user.
+        ("nr_requests = 128", "nr_requests = 9223372036854775807",
+         "storage.devices[0].nr_requests: 9223372036854775807 is not allowed; expected 4 to 100000"),
+        ("disks = 1", "disks = 65", "storage.devices[0].disks: 65 is not allowed; expected 1 to 64 disks (the engine's largest md RAID-0)"),
+        ("max_sectors_kib = 512", "max_sectors_kib = 65537", "storage.devices[0].max_sectors_kib: 65537 is not allowed; expected 4 to 65536 KiB"),
+        # Request slots are preallocated: 100000 requests of 64 MiB would take 37 GB (the engine aborted).
+        ("nr_requests = 128\nmax_sectors_kib = 512", "nr_requests = 100000\nmax_sectors_kib = 65536",
+         "storage.devices: their request queues take 37519 MiB (2 x nr_requests slots of max_sectors_kib each); "
+         "at most 1024 MiB (smaller nr_requests or max_sectors_kib)"),
+        ("size_mib = 10000", "size_mib = 4294967297",
+         "storage.devices[0].size_mib: 4294967297 is not allowed; expected 1 to 4294967296 MiB (per disk; the engine's limit, 4 PiB)"),
         ("bandwidth_mib_s = 100", "bandwidth_mib_s = 0", "storage.devices[0].bandwidth_mib_s: 0 is not allowed; expected a whole number of MiB/s, 1 to 1000000 (per disk)"),
         ("access_us = 8000", "access_us = -1", "storage.devices[0].access_us: -1 is not allowed; expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)"),
-        ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected >= 4 KiB"),
+        ("max_sectors_kib = 512", "max_sectors_kib = 2", "storage.devices[0].max_sectors_kib: 2 is not allowed; expected 4 to 65536 KiB"),
         ("disks = 1", "disks = 2\nchunk_kib = 48", "storage.devices[0].chunk_kib: 48 is not allowed; expected a power of two"),
+        ("disks = 1", "disks = 1\nspindle = 7200",
+         "storage.devices[0].spindle: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, rpm, "
+         "track_seek_us, full_seek_us, nr_requests, max_sectors_kib, size_mib, elevator"),
         ("disks = 1", "disks = 1\nrpm = 7200",
-         "storage.devices[0].rpm: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, nr_requests, max_sectors_kib, size_mib, elevator"),
+         "storage.devices[0].access_us: 8000 is not allowed with rpm; the seek curve replaces the flat access time: give one or the other"),
+        ("access_us = 8000", "rpm = 7200",
+         "storage.devices[0].track_seek_us: missing; a seek curve needs rpm, track_seek_us and full_seek_us (rpm is given)"),
+        ("access_us = 8000", "rpm = 7200\ntrack_seek_us = 2000\nfull_seek_us = 1000",
+         "storage.devices[0].full_seek_us: 1000 is not allowed; at least track_seek_us (2000): a full stroke is the longest seek"),
+        ("access_us = 8000", "rpm = 500\ntrack_seek_us = 1000\nfull_seek_us = 15000",
+         "storage.devices[0].rpm: 500 is not allowed; expected a spindle speed of 1000 to 30000 revolutions a minute"),
+        ("access_us = 8000", "track_seek_us = 1000",
+         "storage.devices[0].rpm: missing; a seek curve needs rpm, track_seek_us and full_seek_us (track_seek_us is given)"),
+        ("access_us = 8000", "",
+         "storage.devices[0].access_us: missing; give access_us (a flat access time) or rpm, track_seek_us and full_seek_us (a seek curve)"),
         ("disks = 1", 'disks = 1\nelevator = "cfq"', "storage.devices[0].elevator: 'cfq' is not allowed; expected 'noop' or 'deadline'"),
         ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",
@@ -435,6 +461,25 @@ def test_storage_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: st
     assert expected in msg, msg
 
 
+def test_storage_limits_that_depend_on_the_page_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With 64 KiB pages a request and a RAID-0 chunk hold at least one page; swap is at most 2^27 slots (the engine's)."""
+    big_pages = (TINY_X86 + STORAGE).replace("page_size = 4096", "page_size = 65536")
+    monkeypatch.setenv("MMTWIN_PRESETS", str(tmp_path))
+    for text, expected in [
+        (big_pages.replace("max_sectors_kib = 512", "max_sectors_kib = 32"),
+         "storage.devices[0].max_sectors_kib: 32 is not allowed; at least the page size, 64 KiB"),
+        (big_pages.replace("disks = 1", "disks = 2\nchunk_kib = 16"),
+         "storage.devices[0].chunk_kib: 16 is not allowed; a RAID-0 chunk is at least the page size, 64 KiB"),
+        ((TINY_X86 + STORAGE).replace("size_mib = 10000", "size_mib = 4000000").replace(
+            "size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 524289"),
+         "storage.swap.size_mib: 524289 is not allowed; at most 524288 MiB (134217728 slots of a 4096-byte page, the engine's limit)"),
+    ]:
+        write_presets(tmp_path, text)
+        with pytest.raises(MmtwinError) as info:
+            config.load_machine("bad")
+        assert info.value.message.endswith("machines/bad.toml: " + expected), info.value.message
+
+
 def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (TINY_X86 + STORAGE).replace("disks = 1", "disks = 4").replace("size_mib = 8000", "size_mib = 40000")
     write_presets(tmp_path, text)
@@ -450,7 +495,20 @@ def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.
     [
         ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5000, "files": 0},
          "files: 0 is not allowed; fs_mark with zero files does nothing: expected 1 to 1000000"),
-        ({"kind": "fsmark", "subdirs": 1, "files_per_subdir": 5000}, "subdirs: 1 is not allowed; must be >= 2 (-D"),
+        ({"kind": "fsmark", "subdirs": 1, "files_per_subdir": 5000}, "subdirs: 1 is not allowed; expected 2 to 4294967295 (-D"),
+        # The engine's 32-bit counts and its -L limit: checked here, so no JSON parser's text reaches the user.
+        ({"kind": "fsmark", "subdirs": 2**32, "files_per_subdir": 5000}, "subdirs: 4294967296 is not allowed; expected 2 to 4294967295 (-D"),
+        ({"kind": "fsmark", "subdirs": 2, "files_per_subdir": 2**63 - 1},
+         "files_per_subdir: 9223372036854775807 is not allowed; expected 1 to 4294967295 (-N"),
+        ({"kind": "fsmark", "subdirs": 2, "files_per_subdir": 1, "iterations": 100_001},
+         "iterations: 100001 is not allowed; expected 1 to 100000 (-L, iterations)"),
+        ({"kind": "largedd", "tar_mib": 10, "copies": 2**32, "download_mib_s": 1},
+         "copies: 4294967296 is not allowed; expected 1 to 4294967295 (dd copies of the tarfile)"),
+        # An id range is bounded by the largest machine, not expanded into billions of ids.
+        ({"kind": "memhog", "size_gb": 1, "threads": 1, "cpus": "0-4000000000"},
+         "cpus: '0-4000000000' is not allowed; '0-4000000000' goes past 4095, the largest CPU or node id a machine can have"),
+        ({"kind": "memhog", "size_gb": 1, "threads": 1, "mems_allowed": "4096"},
+         "mems_allowed: '4096' is not allowed; '4096' goes past 4095"),
         ({"kind": "fsmark", "subdirs": 100}, "files_per_subdir: missing; this key is required"),
         ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "sync_method": 1},
          "sync_method: 1 is not simulated yet; only 0 (-S0, no fsync or sync, as MMTests runs it) is"),
@@ -461,7 +519,7 @@ def test_raid0_capacity_is_disks_times_size(tmp_path: Path, monkeypatch: pytest.
         ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "write_bytes": 2**21}, "write_bytes: 2097152 is not allowed; expected 1 to 1048576"),
         ({"kind": "fsmark", "subdirs": 100, "files_per_subdir": 5, "file_bytes": -1}, "file_bytes: -1 is not allowed"),
         ({"kind": "largedd", "tar_mib": 0, "copies": 1, "download_mib_s": 1}, "tar_mib: 0 is not allowed; expected the tarfile's size in MiB > 0"),
-        ({"kind": "largedd", "tar_mib": 10, "copies": 0, "download_mib_s": 1}, "copies: 0 is not allowed; must be >= 1"),
+        ({"kind": "largedd", "tar_mib": 10, "copies": 0, "download_mib_s": 1}, "copies: 0 is not allowed; expected 1 to 4294967295 (dd copies"),
         ({"kind": "largedd", "tar_mib": 10, "copies": 1, "download_mib_s": 1, "dd_kib": 0.3},
          "dd_kib: 0.3 is not allowed; dd's block size must be a whole number of bytes"),
         ({"kind": "largedd", "tar_mib": 10, "copies": 1}, "download_mib_s: missing; this key is required"),
@@ -660,3 +718,33 @@ def test_only_regular_utf8_files_are_read(tmp_path: Path) -> None:
     with pytest.raises(MmtwinError) as info:
         config.read_toml(big)
     assert "is not allowed; a preset or experiment file is at most" in info.value.message
+
+
+def test_unparsable_files_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nesting too deep for the parser, a byte-order mark and a symlink loop: one line naming the file, exit 2."""
+    import os
+
+    from mmtwin import cli
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(deep)
+    assert info.value.message.endswith("deep.toml: invalid TOML: arrays or tables nested too deeply to parse")
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbfname = 'bom'\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(bom)
+    assert info.value.message.endswith("bom.toml: starts with a byte-order mark (EF BB BF); save it as UTF-8 without one")
+    loop = tmp_path / "loop.toml"
+    os.symlink(loop, loop)
+    for args in (["presets", "show", str(loop)], ["presets", "show", str(deep)]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(args)
+        out, err = capsys.readouterr()
+        assert exit_info.value.code == 2, err
+        assert len(err.splitlines()) == 1 and out == "", err
+    assert err.startswith("mmtwin: error: ") and err.endswith("deep.toml: invalid TOML: arrays or tables nested too deeply to parse\n")
+    with pytest.raises(MmtwinError) as info:
+        config.read_toml(loop)
+    assert info.value.message.endswith("loop.toml: cannot read: Too many levels of symbolic links")

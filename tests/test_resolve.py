@@ -258,8 +258,9 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
                  "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80, "syscall_ns": 300, "copy_ns_per_kib": 250,
                  "page_cache_ns": 400, "scan_page_ns": 150, "inode_ns": 20000, "writepage_ns": 1500, "clone_ns": 25000},
         "storage": {
-            "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 8000,
-                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "noop"}],
+            "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 0,
+                         "rpm": 7200, "track_seek_us": 1000, "full_seek_us": 15000,
+                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "deadline"}],
             "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
             "swap": None,
         },
@@ -318,6 +319,13 @@ def test_file_workload_errors() -> None:
         "(6250.0 GiB) is larger than the ext4 filesystem on sda (476940 MiB)"
     )):
         resolve_spec(m, k, fs)
+    # Empty files fit any filesystem, but each is an inode of engine state: at most 2^24 of them.
+    empty = config.validate_workload({"kind": "fsmark", "subdirs": 10, "files_per_subdir": 5, "threads": 64,
+                                      "files": 1_000_000, "iterations": 100_000, "file_bytes": 0}, "x")
+    with pytest.raises(MmtwinError) as info:
+        resolve_spec(m, k, empty)
+    assert info.value.message == ("workload.files: fs_mark keeps 6400000000000 files (64 threads x 1000000 files x 100000 "
+                                  "iterations); at most 16777216, the engine's bound on inodes (about 200 bytes of state each)")
     altix = config.load_machine("sgi-altix-28node")
     with pytest.raises(MmtwinError, match=r"workload.kind: 'fsmark' needs a filesystem; machine sgi-altix-28node has no \[storage\] table"):
         resolve_spec(altix, config.load_kernel("2.6.18-mm3"), fs)
@@ -391,3 +399,21 @@ def test_a_machine_over_the_engines_page_bound_is_refused_unless_scaled() -> Non
     assert "\n" not in info.value.message
     spec = resolve_spec(huge, k, WorkloadParams(size_gb=1, threads=1), scale=0.01)
     assert sum(z["present_pages"] for n in spec["machine"]["nodes"] for z in n["zones"]) <= 2**27
+
+
+def test_a_machine_over_the_engines_cache_model_bound_is_refused(fixture_presets: Path) -> None:
+    """4096 CPUs on 256 nodes: the engine's cache model (a stamp per CPU per cache line, a line per CPU per
+    zone) would take 17 GB, and the engine aborted allocating it. Python refuses it first, by the engine's formula."""
+    from mmtwin.resolve import cache_lines_bound
+
+    m = config.load_machine("tiny-numa")
+    dist = [[10 if a == b else 20 for b in range(256)] for a in range(256)]
+    topo = m.topology.model_copy(update={"nodes": 256, "cpus_per_node": 16, "memory_mib": 16, "reserved_mib": 0, "distance": dist})
+    big = m.model_copy(update={"topology": topo})
+    with pytest.raises(MmtwinError) as info:
+        resolve_spec(big, config.load_kernel("test-base"), WorkloadParams(size_gb=0.001, threads=1))
+    assert info.value.message == ("machine tiny-numa: 4096 CPUs x 1078016 cache lines take 16844 MiB of the engine's cache "
+                                  "model; at most 1024 MiB (fewer CPUs, nodes or zones)")
+    # The same count as the engine's Spec::cache_lines_bound (crates/mmtwin-core/tests/engine.rs, the_cache_model_is_bounded).
+    node = {"cpus": 16, "zones": [{"name": "NORMAL", "present_pages": 64}]}
+    assert cache_lines_bound({"cache_line": 64, "nodes": [node] * 256}) == 1103616

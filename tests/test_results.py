@@ -279,10 +279,42 @@ def test_output_dir_cannot_be_created_or_written(tmp_path: Path, capsys: pytest.
     one_line_error(code, err, "--output-dir", "is not empty", "notes.txt")
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
 
-    # Root may write anywhere, so "not writable" is checked through os.access.
-    monkeypatch.setattr(saved.os, "access", lambda path, mode: False)
-    code, _, err = call(capsys, *RUN_LARGEDD, "--output-dir", str(tmp_path / "ro"))
-    one_line_error(code, err, "--output-dir", "is not writable")
+    # Permission bits do not tell (root passes them): a file is created in DIR and removed at once.
+    import tempfile
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as m:
+        m.setattr(tempfile, "mkstemp", refuse)
+        code, _, err = call(capsys, *RUN_LARGEDD, "--output-dir", str(tmp_path / "ro"))
+    one_line_error(code, err, "--output-dir", "is not writable: Permission denied")
+    assert list((tmp_path / "ro").iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs sysfs")
+@pytest.mark.parametrize(("command", "option"), [
+    (RUN_LARGEDD, "--plot"), (RUN_LARGEDD, "--output-dir"), (COMPARE_LARGEDD, "--output-dir"),
+    (["reproduce", "zlcfirst", "--scale", "0.02"], "--plot"), (["reproduce", "zlcfirst", "--scale", "0.02"], "--output-dir"),
+])
+def test_unwritable_directory_even_for_root(capsys: pytest.CaptureFixture[str], no_engine: None, command: list[str],
+                                            option: str) -> None:
+    """/sys/kernel passes os.access(W_OK) as root but refuses new files: found before the work, not after it (exit 3)."""
+    code, out, err = call(capsys, *command, option, "/sys/kernel")
+    one_line_error(code, err, option, "directory '/sys/kernel' is not writable: Permission denied")
+    assert out == ""
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    (RUN_LARGEDD, "--plot"), (RUN_LARGEDD, "--output-dir"), (COMPARE_LARGEDD, "--output-dir"),
+    (["reproduce", "zlcfirst", "--scale", "0.02"], "--plot"), (["report", "."], "--html"),
+])
+def test_empty_directory_option_is_an_error(capsys: pytest.CaptureFixture[str], no_engine: None, command: list[str],
+                                            option: str) -> None:
+    """'' is not the current directory by accident (Path('') is '.')."""
+    code, out, err = call(capsys, *command, option, "")
+    assert err == f"mmtwin: error: {option}: '' is not allowed; expected a directory path (. for the current directory)\n"
+    assert code == 2 and out == ""
 
 
 # --------------------------------------------------------------------------- bad results trees
@@ -319,6 +351,9 @@ def test_bad_results_trees_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 
     cases = [
         (lambda d: (d / saved.SUMMARY).write_text("{not json"), ["mmtwin-results.json", "not valid JSON"]),
+        # Nesting deeper than the parser's recursion: one line, not RecursionError (exit 3).
+        (lambda d: (d / saved.SUMMARY).write_text("[" * 100_000 + "]" * 100_000),
+         ["mmtwin-results.json: not valid JSON: arrays or objects nested too deeply to parse"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "schema": "other"})), ["schema: 'other' is not allowed"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "schema_version": 99})), ["schema_version: 99", "upgrade"]),
         (lambda d: (d / saved.SUMMARY).write_text(json.dumps({**summary, "command": "bench"})), ["command", "'bench'"]),

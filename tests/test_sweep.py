@@ -145,14 +145,15 @@ def test_a_killed_sweep_resumes_without_redoing_finished_runs(capsys: pytest.Cap
     state = sw.state_path(out)
     lines = state.read_text().splitlines(keepends=True)
     assert len(lines) == 9 and all(json.loads(line)["v"] == sw.STATE_VERSION for line in lines)
-    # As if killed while writing the sixth record: five whole lines and half of one.
-    state.write_text("".join(lines[:5]) + lines[5][: len(lines[5]) // 2])
+    # As if killed while writing the sixth record: five whole lines and half of one (and a line of garbage
+    # nested deeper than the JSON parser recurses, which is as unreadable).
+    state.write_text("".join(lines[:5]) + "[" * 100_000 + "]" * 100_000 + "\n" + lines[5][: len(lines[5]) // 2])
     out.unlink()
     counting_engine.clear()
     code, text2, err = call(capsys, *args)
     assert code == 0, err
     assert len(counting_engine) == 4  # 9 runs, 5 kept
-    assert "9 runs: 5 from" in err and "4 run now" in err and "1 unreadable state line(s) ignored" in err
+    assert "9 runs: 5 from" in err and "4 run now" in err and "2 unreadable state line(s) ignored" in err
     assert out.read_bytes() == first and text2 == text
     # Everything is in the state now: a rerun runs nothing.
     counting_engine.clear()

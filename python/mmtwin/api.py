@@ -119,6 +119,26 @@ class Result:
         return mt.report(kind, [mt.column_from_result(self.kernel, kind, self.raw)], command)
 
 
+def _name(value: Any, argument: str, what: str) -> str | None:
+    """A preset, profile, experiment or run name (or a file path, str or os.PathLike), or None."""
+    import os
+
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)  # type: ignore[return-value]
+    raise MmtwinError(f"{argument}: {value!r} is not allowed; expected {what}")
+
+
+def _check_arguments(seed: Any, check: Any, jobs: Any = None) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise MmtwinError(f"seed: {seed!r} is not allowed; expected an integer 0 <= seed < 2^64, or None for the default")
+    if not isinstance(check, bool):
+        raise MmtwinError(f"check: {check!r} is not allowed; expected True or False")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise MmtwinError(f"jobs: {jobs!r} is not allowed; expected an integer >= 1, or None for the number of CPUs")
+
+
 def _scale(scale: Any) -> Any:
     from mmtwin.resolve import parse_scale
 
@@ -163,10 +183,12 @@ def _plan(machine: str | None, kernels: Sequence[str], workload: Mapping[str, An
     from mmtwin.resolve import resolve_spec
 
     frac = _scale(scale)
+    _check_arguments(seed, check)
+    machine = _name(machine, "machine", "a machine preset name or file path")
+    experiment = _name(experiment, "experiment", "an experiment name or file path")
+    run = _name(run, "run", "the name of one of the experiment's runs")
     loaded = None
     if experiment is not None:
-        if not isinstance(experiment, str):
-            raise MmtwinError(f"experiment: {experiment!r} is not allowed; expected an experiment name or file path")
         loaded = experiments.load(experiment)
         exp = loaded.experiment
         if workload is not None and run is not None:
@@ -223,8 +245,9 @@ def run(*, machine: str | None = None, kernel: str | None = None, workload: Mapp
     a list: "10s", "500ms", 2.5) and proc_every= record /proc snapshots then (Result.proc)."""
     from mmtwin import engine
 
-    if kernel is not None and not isinstance(kernel, str):
-        raise MmtwinError(f"kernel: {kernel!r} is not allowed; expected one kernel profile name (compare() takes several)")
+    kernel = _name(kernel, "kernel", "one kernel profile name or file path (compare() takes several)")
+    if kernel == "":
+        raise MmtwinError("kernel: '' is not allowed; expected a kernel profile name or file path, or None for the experiment's baseline")
     planned = _plan(machine, [kernel] if kernel else [], workload, experiment, run, sysctl, scale, seed, check,
                     proc_at, proc_every)
     name, spec = planned[0]
@@ -241,8 +264,11 @@ def compare(*, kernels: Sequence[str] | None = None, machine: str | None = None,
     from mmtwin import engine
     from mmtwin.reports import mmtests2011 as mt
 
-    if kernels is not None and (isinstance(kernels, str) or not all(isinstance(k, str) for k in kernels)):
+    if kernels is not None and (not isinstance(kernels, (list, tuple)) or not all(isinstance(k, str) and k for k in kernels)):
         raise MmtwinError(f"kernels: {kernels!r} is not allowed; expected a list of kernel profile names")
+    if kernels is not None and len(set(kernels)) != len(kernels):
+        raise MmtwinError(f"kernels: {list(kernels)!r} names a kernel twice; each at most once")
+    _check_arguments(seed, check, jobs)
     planned = _plan(machine, list(kernels or []), workload, experiment, run, sysctl, scale, seed, check,
                     proc_at, proc_every)
     if len(planned) < 2:

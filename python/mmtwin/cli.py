@@ -34,7 +34,7 @@ app = typer.Typer(
         "MMTWIN_EXPERIMENTS = the only directory searched for experiment files; "
         "MMTWIN_DEBUG=1 shows a traceback on internal errors."
     ),
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -46,6 +46,61 @@ presets_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(presets_app, name="presets")
+
+
+# --------------------------------------------------------------------------- shell completion
+#
+# `mmtwin --install-completion` (bash, zsh, fish) completes preset names after -m, -k and -e, experiment
+# names, reproductions and bench scenarios: the names `mmtwin presets` lists, from the same search path.
+
+
+def _completions(names: Any, incomplete: str) -> list[str]:
+    try:
+        return sorted(n for n in names() if n.startswith(incomplete))
+    except Exception:  # a broken preset directory must not break the user's shell
+        return []
+
+
+def _complete_machine(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.machine_names, incomplete)
+
+
+def _complete_kernel(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.kernel_names, incomplete)
+
+
+def _complete_experiment(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(config.experiment_names, incomplete)
+
+
+def _complete_any_preset(incomplete: str) -> list[str]:
+    from mmtwin import config
+
+    return _completions(lambda: {*config.machine_names(), *config.kernel_names(), *config.experiment_names()}, incomplete)
+
+
+def _complete_kind(incomplete: str) -> list[str]:
+    from mmtwin.config import WORKLOAD_KINDS
+
+    return _completions(lambda: WORKLOAD_KINDS, incomplete)
+
+
+def _complete_reproduction(incomplete: str) -> list[str]:
+    from mmtwin import reproduce
+
+    return _completions(lambda: reproduce.registry(), incomplete)
+
+
+def _complete_scenario(incomplete: str) -> list[str]:
+    from mmtwin import bench
+
+    return _completions(lambda: bench.SCENARIOS, incomplete)
 
 
 def _out(text: str) -> None:
@@ -140,7 +195,7 @@ def _workload(
         if workload is not None and workload != data["kind"]:
             raise MmtwinError(f"--workload: {workload!r} is not allowed; run {run.name!r} is a {data['kind']} workload")
     else:
-        kind = workload or ("fsmark" if fsmark is not None else "memhog")
+        kind = workload if workload is not None else ("fsmark" if fsmark is not None else "memhog")
         if kind not in WORKLOAD_KINDS:
             raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of: {', '.join(WORKLOAD_KINDS)}")
         data = {"kind": kind}
@@ -174,17 +229,17 @@ def _scale(value: float) -> Any:
     return parse_scale(value)
 
 
+def _dir_option(text: Optional[str], option: str) -> Optional[Path]:
+    from mmtwin.results import dir_option
+
+    return dir_option(text, option)
+
+
 def _plot_dir(path: Optional[Path]) -> Optional[Path]:
     """Create --plot's directory before any work, so a bad path fails at once (exit 2)."""
-    if path is None:
-        return None
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MmtwinError(f"--plot: cannot create directory {str(path)!r}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK):
-        raise MmtwinError(f"--plot: directory {str(path)!r} is not writable")
-    return path
+    from mmtwin.results import make_writable_dir
+
+    return None if path is None else make_writable_dir(path, "--plot", "give a directory for the PNGs")
 
 
 def _output_dir(path: Optional[Path]) -> Optional[Path]:
@@ -373,11 +428,13 @@ def _benchmark_lines(kind: str, spec: dict[str, Any], result: dict[str, Any]) ->
 
 @app.command()
 def run(
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
     kernel: Optional[str] = typer.Option(
-        None, "--kernel", "-k", metavar="NAME", help="Kernel profile name or path (default with --experiment: its baseline)."
+        None, "--kernel", "-k", metavar="NAME", help="Kernel profile name or path (default with --experiment: its baseline).",
+        autocompletion=_complete_kernel,
     ),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -385,7 +442,8 @@ def run(
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
     fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
     sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
-    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP,
+                                              autocompletion=_complete_experiment),
     run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help=SCALE_HELP),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help=SEED_HELP + " Default 1, or the experiment's."),
@@ -401,13 +459,14 @@ def run(
         False, "--json", help="Print the spec and the result as JSON (without the non-deterministic 'perf' part)."
     ),
     vmstat: bool = typer.Option(False, "--vmstat", help="Also print /proc/vmstat and the per-zone free-pages timeline."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    plot_text: Optional[str] = typer.Option(None, "--plot", help="Write a PNG of per-zone free pages over time into DIR.", metavar="DIR"),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
     proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run one workload on one machine with one kernel and print times, counters and zones."""
+    plot, output_dir = _dir_option(plot_text, "--plot"), _dir_option(output_dir_text, "--output-dir")
     from mmtwin.config import load_kernel
     from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, run_spec, strip_perf
@@ -499,13 +558,14 @@ def run(
 
 @app.command()
 def compare(
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
     kernels: Optional[list[str]] = typer.Option(
-        None, "--kernel", "-k", metavar="NAME",
+        None, "--kernel", "-k", metavar="NAME", autocompletion=_complete_kernel,
         help="Kernel profile; give it twice or more (the first is the baseline). Commas also separate. "
         "Default with --experiment: the experiment's kernels.",
     ),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -513,7 +573,8 @@ def compare(
     mems: Optional[str] = typer.Option(None, "--mems", metavar="LIST", help=MEMS_HELP),
     fsmark: Optional[str] = typer.Option(None, "--fsmark", metavar="ARGS", help=FSMARK_HELP),
     sets: Optional[list[str]] = typer.Option(None, "--set", metavar="KEY=VALUE", help=SET_HELP),
-    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP),
+    experiment: Optional[str] = typer.Option(None, "--experiment", "-e", metavar="NAME|FILE", help=EXPERIMENT_HELP,
+                                              autocompletion=_complete_experiment),
     run_name: Optional[str] = typer.Option(None, "--run", "-r", metavar="NAME", help=RUN_HELP),
     era: Optional[str] = typer.Option(
         None, "--era", metavar="2011|2012|2017",
@@ -527,7 +588,7 @@ def compare(
     iterations: int = typer.Option(1, "--iterations", metavar="N", help=ITERATIONS_HELP),
     ftrace: bool = typer.Option(True, "--ftrace/--no-ftrace", help=FTRACE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON instead of the report."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     results_dirs: Optional[list[Path]] = typer.Option(
         None, "--results", metavar="DIR",
         help="Compare saved results instead of running: every run of each results tree written by --output-dir "
@@ -538,6 +599,7 @@ def compare(
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
 ) -> None:
     """Run the same workload on two or more kernels and print an MMTests-style comparison."""
+    output_dir = _dir_option(output_dir_text, "--output-dir")
     from mmtwin.config import load_kernel
     from mmtwin.experiment import with_experiment_sysctl
     from mmtwin.engine import perf_line, strip_perf
@@ -645,7 +707,7 @@ def _compare_saved(dirs: list[Path], era: Optional[str], json_out: bool, output_
 @app.command()
 def sweep(
     experiment: Optional[str] = typer.Argument(
-        None, metavar="EXPERIMENT",
+        None, metavar="EXPERIMENT", autocompletion=_complete_experiment,
         help="Experiment name or file: its kernels and runs (or matrix) are axes unless -k/-r fix them. "
         "Without it, give -m, -k and the workload as for 'run'.",
     ),
@@ -665,9 +727,11 @@ def sweep(
         help="Run the runs as Ray tasks on an existing cluster (host:port, ray://host:port, or auto); "
         "needs pip install 'mmtwin[ray]' and mmtwin on every node. The rows are the same as on the local pool.",
     ),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="NAME", help="One kernel profile (vary several with --vary kernel=A,B)."),
-    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", metavar="NAME", help="Machine preset name or path to a .toml file.",
+                                         autocompletion=_complete_machine),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", metavar="NAME", help="One kernel profile (vary several with --vary kernel=A,B).",
+                                        autocompletion=_complete_kernel),
+    workload: Optional[str] = typer.Option(None, "--workload", "-w", metavar="KIND", help=WORKLOAD_HELP, autocompletion=_complete_kind),
     size_gb: Optional[float] = typer.Option(None, "--size-gb", metavar="GB", help=SIZE_HELP),
     threads: Optional[int] = typer.Option(None, "--threads", "-t", metavar="N", help=THREADS_HELP),
     stride: Optional[int] = typer.Option(None, "--stride", metavar="BYTES", help=STRIDE_HELP),
@@ -707,7 +771,8 @@ def sweep(
 
 @app.command()
 def reproduce(
-    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones)."),
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Reproduction to run (default: all registered ones).",
+                                         autocompletion=_complete_reproduction),
     list_only: bool = typer.Option(False, "--list", help="List the registered reproductions and exit."),
     json_out: bool = typer.Option(
         False, "--json", help="Print the claims and table cells as JSON (a list of reports when no NAME is given)."
@@ -721,11 +786,12 @@ def reproduce(
     full: bool = typer.Option(False, "--full", help="Run at published scale (scale 1) whatever the reproduction's default."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", metavar="N", help=JOBS_HELP),
     check: bool = typer.Option(False, "--check", help=CHECK_HELP),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
+    plot_text: Optional[str] = typer.Option(None, "--plot", help="Write PNG plots of the table into DIR.", metavar="DIR"),
     experiment: Optional[str] = typer.Option(
-        None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own."
+        None, "--experiment", metavar="NAME|FILE", help="Use this experiment file (name or path) instead of the reproduction's own.",
+        autocompletion=_complete_experiment,
     ),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR", help=OUTPUT_DIR_HELP),
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
     proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
@@ -738,6 +804,7 @@ def reproduce(
     """
     from mmtwin import reproduce as repro
 
+    output_dir = _dir_option(output_dir_text, "--output-dir")
     reg = repro.registry()
     if list_only:
         w = max(len(n) for n in reg)
@@ -748,7 +815,7 @@ def reproduce(
         raise MmtwinError("--experiment needs a reproduction name")
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
-    plot = _plot_dir(plot)
+    plot = _plot_dir(_dir_option(plot_text, "--plot"))
     proc = _proc_options(proc_at, proc_every, proc_max, output_dir, None)
     _output_dir(output_dir)
     captured: list[Any] = []
@@ -794,7 +861,7 @@ def reproduce(
 @app.command()
 def report(
     results_dirs: list[Path] = typer.Argument(..., metavar="RESULTS", help="Results trees written by --output-dir (one or more directories)."),
-    html_dir: Optional[Path] = typer.Option(
+    html_text: Optional[str] = typer.Option(
         None, "--html", metavar="DIR",
         help="Also write DIR/index.html: a self-contained HTML report (tables and PNG plots embedded as data: URIs; "
         "the PNGs are written beside it).",
@@ -813,6 +880,7 @@ def report(
     """Print the MMTests text of saved results (what the command that wrote them printed); --html adds a report page."""
     from mmtwin import results as saved
 
+    html_dir = _dir_option(html_text, "--html")
     if at is not None and proc is None:
         raise MmtwinError("--at: needs --proc FILE")
     if proc is not None:
@@ -823,7 +891,7 @@ def report(
         if html_dir is not None:
             raise MmtwinError("--proc: not allowed with --html; print a /proc file or write the HTML report")
         trees = [saved.load(d, "RESULTS") for d in results_dirs]
-        texts = [saved.proc_text(t, proc, at or "end") for t in trees]
+        texts = [saved.proc_text(t, proc, at if at is not None else "end") for t in trees]
         for t, text in zip(trees, texts):
             if len(trees) > 1:
                 _out(f"==> {t.path} <==")
@@ -898,7 +966,8 @@ def presets_list(ctx: typer.Context) -> None:
 
 @presets_app.command("show")
 def presets_show(
-    name: str = typer.Argument(..., metavar="NAME", help="Machine preset, kernel profile or experiment name (or a .toml path)."),
+    name: str = typer.Argument(..., metavar="NAME", help="Machine preset, kernel profile or experiment name (or a .toml path).",
+                               autocompletion=_complete_any_preset),
     scale: float = typer.Option(1.0, "--scale", metavar="S", help="Show the machine's memory layout at this scale."),
 ) -> None:
     """Show one preset: its validated contents and, for a machine, the node and zone layout."""
@@ -926,7 +995,10 @@ def presets_show(
         elif kind == "kernel":
             found.append(describe_kernel(config.load_kernel(name)))
         else:
-            found.append(describe_experiment(config.load_experiment(name)))
+            exp = config.load_experiment(name)
+            # The machine and kernels it names must load too: it cannot run otherwise.
+            config.load_experiment_parts(exp, config.display_path(config.experiment_file(name)))
+            found.append(describe_experiment(exp))
     if not found:
         available = sorted({*config.machine_names(), *config.kernel_names(), *config.experiment_names()})
         raise MmtwinError(f"unknown preset {name!r}; available: {', '.join(available) or 'none'}")
@@ -939,7 +1011,8 @@ def presets_show(
 @app.command()
 def bench(
     scenarios: Optional[list[str]] = typer.Option(
-        None, "--scenario", "-s", metavar="NAME", help="Scenario to run (repeatable; default: all). See --list."
+        None, "--scenario", "-s", metavar="NAME", help="Scenario to run (repeatable; default: all). See --list.",
+        autocompletion=_complete_scenario,
     ),
     list_only: bool = typer.Option(False, "--list", help="List the scenarios and exit."),
     quick: bool = typer.Option(False, "--quick", help="Run each scenario scaled down (for tests and smoke checks)."),
@@ -993,7 +1066,8 @@ ORACLE_ACCEL_HELP = ("auto (default: KVM when /dev/kvm opens and a guest starts 
 ORACLE_TIMEOUT_HELP = "Kill QEMU and fail when the guest has not powered off after this many seconds (default 300)."
 
 # Options shared by oracle run, capture and compare (one definition each).
-_O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file.")
+_O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64 machine preset name or .toml file.",
+                          autocompletion=_complete_machine)
 _O_MEM = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP)
 _O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
 _O_THREADS = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus).")
@@ -1061,8 +1135,8 @@ def oracle_run_cmd(
     accel: str = _O_ACCEL,
     timeout: float = _O_TIMEOUT,
     json_out: bool = typer.Option(False, "--json", help="Print everything parsed (per-phase snapshots, summary) as JSON."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", metavar="DIR",
-                                              help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
+    output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR",
+                                                  help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
 ) -> None:
     """Boot the preset's topology, run the memory hog, and print zone watermarks and placement counters.
 
@@ -1071,7 +1145,7 @@ def oracle_run_cmd(
     """
     from mmtwin.oracle import guest, run as orun
 
-    out_dir = orun.check_output_dir(output_dir)
+    out_dir = orun.check_output_dir(_dir_option(output_dir_text, "--output-dir"))
     m = _oracle_machine(machine)
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)

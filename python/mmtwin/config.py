@@ -34,12 +34,15 @@ FS_KINDS: tuple[str, ...] = ("ext4", "xfs")
 
 MAX_NODES = 256  # the engine's limit (crates/mmtwin-core spec.rs)
 MAX_CPUS = 4096
+INT_MAX = 2**31 - 1  # the kernel's int sysctls (lowmem_reserve_ratio)
 ZONE_RECLAIM_MODE_MAX = 7  # RECLAIM_ZONE | RECLAIM_WRITE | RECLAIM_SWAP
 LOWMEM_RESERVE_ENTRIES = len(ZONE_NAMES) - 1  # one per zone type below MOVABLE
 BLKDEV_MIN_RQ = 4  # 3.0 include/linux/blkdev.h: the smallest nr_requests a queue accepts
 FSMARK_MAX_THREADS = 64  # fs_mark.h MAX_THREADS
 FSMARK_MAX_FILES = 1_000_000  # fs_mark.h MAX_FILES: -n at most this
 FSMARK_MAX_IO = 1024 * 1024  # fs_mark.h MAX_IO_BUFFER_SIZE: -w at most this
+FSMARK_MAX_ITERATIONS = 100_000  # the engine's limit on -L (spec.rs validate_file_workload)
+U32_MAX = 2**32 - 1  # the engine's 32-bit counts (subdirs, files_per_subdir, copies)
 
 
 class FieldError(ValueError):
@@ -197,6 +200,15 @@ class ZoneBand(StrictModel):
 
 COST_MAX_NS = 1_000_000_000  # the engine's limit per cost (crates/mmtwin-core spec.rs)
 MAX_DEVICES = 16  # the engine's block layer (block.rs)
+# The engine's bound on simulated pages (crates/mmtwin-core/src/spec.rs MAX_PAGES), and on swap slots:
+# about 3.8 GB of state at 28 bytes a page (docs/architecture.md, Memory bound).
+MAX_PAGES = 2**27
+# The engine's limits per device (spec.rs validate_storage_and_sysctls).
+MAX_DISKS = 64
+MAX_NR_REQUESTS = 100_000
+MAX_SECTORS_KIB = 65_536
+MAX_DISK_MIB = 2**32
+REQUEST_SLOTS_BUDGET = 2**30  # spec.rs: all devices' preallocated request slots together
 
 
 class Cost(StrictModel):
@@ -227,6 +239,12 @@ class Cost(StrictModel):
 def _min_int(v: int, minimum: int, what: str) -> int:
     if v < minimum:
         raise ValueError(f"{v} is not allowed; {what}")
+    return v
+
+
+def _between(v: int, lo: int, hi: int, what: str = "") -> int:
+    if not lo <= v <= hi:
+        raise ValueError(f"{v} is not allowed; expected {lo} to {hi}{what}")
     return v
 
 
@@ -265,6 +283,8 @@ class StorageDevice(StrictModel):
     def _disks(cls, v: int) -> int:
         if v < 1:
             raise ValueError(f"{v} is not allowed; a RAID of zero disks stores nothing: expected 1 (a plain disk) or more (md RAID-0)")
+        if v > MAX_DISKS:
+            raise ValueError(f"{v} is not allowed; expected 1 to {MAX_DISKS} disks (the engine's largest md RAID-0)")
         return v
 
     @field_validator("chunk_kib")
@@ -323,20 +343,27 @@ class StorageDevice(StrictModel):
     @field_validator("nr_requests")
     @classmethod
     def _nr_requests(cls, v: int) -> int:
-        return _min_int(v, BLKDEV_MIN_RQ, f"expected >= {BLKDEV_MIN_RQ} (BLKDEV_MIN_RQ, the smallest queue the block layer accepts)")
+        return _between(v, BLKDEV_MIN_RQ, MAX_NR_REQUESTS,
+                        f" (from BLKDEV_MIN_RQ, the smallest queue the block layer accepts, to the engine's limit)")
 
     @field_validator("max_sectors_kib")
     @classmethod
     def _max_sectors(cls, v: int) -> int:
-        return _min_int(v, 4, "expected >= 4 KiB (one page per request at least)")
+        return _between(v, 4, MAX_SECTORS_KIB, " KiB (one page per request at least; the engine's limit)")
 
     @field_validator("size_mib")
     @classmethod
     def _size(cls, v: int) -> int:
-        return _min_int(v, 1, "expected a capacity in MiB > 0 (per disk)")
+        return _between(v, 1, MAX_DISK_MIB, " MiB (per disk; the engine's limit, 4 PiB)")
 
     def capacity_mib(self) -> int:
         return self.size_mib * self.disks
+
+
+def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
+    """The engine's bound on one device's preallocated request slots (spec.rs ``request_slots_bytes``)."""
+    pages = max(1, d.max_sectors_kib * 1024 // page_size)
+    return 2 * d.nr_requests * (12 * pages + 40 * d.disks + 64)
 
 
 class Filesystem(StrictModel):
@@ -476,6 +503,26 @@ class Machine(StrictModel):
                     ["zones", i, "end_mib"],
                     f"{band.end_mib} is not allowed; the last band has no end_mib (it runs to the end of memory)",
                 )
+        page_kib = self.page_size // 1024
+        for i, dev in enumerate(self.storage.devices if self.storage is not None else []):
+            # A request holds whole pages, and a RAID-0 chunk too.
+            if dev.max_sectors_kib < page_kib:
+                raise FieldError(["storage", "devices", i, "max_sectors_kib"],
+                                 f"{dev.max_sectors_kib} is not allowed; at least the page size, {page_kib} KiB")
+            if dev.disks > 1 and dev.chunk_kib < page_kib:
+                raise FieldError(["storage", "devices", i, "chunk_kib"],
+                                 f"{dev.chunk_kib} is not allowed; a RAID-0 chunk is at least the page size, {page_kib} KiB")
+        devices = self.storage.devices if self.storage is not None else []
+        slots = sum(request_slots_bytes(d, self.page_size) for d in devices)
+        if slots > REQUEST_SLOTS_BUDGET:
+            raise FieldError(["storage", "devices"],
+                             f"their request queues take {slots >> 20} MiB (2 x nr_requests slots of max_sectors_kib each); "
+                             f"at most {REQUEST_SLOTS_BUDGET >> 20} MiB (smaller nr_requests or max_sectors_kib)")
+        swap = self.storage.swap if self.storage is not None else None
+        if swap is not None and swap.size_mib * ((1 << 20) // self.page_size) > MAX_PAGES:
+            raise FieldError(["storage", "swap", "size_mib"],
+                             f"{swap.size_mib} is not allowed; at most {MAX_PAGES * self.page_size >> 20} MiB "
+                             f"({MAX_PAGES} slots of a {self.page_size}-byte page, the engine's limit)")
         zp = self.topology.zone_pages
         if zp is not None:
             t = self.topology
@@ -590,10 +637,10 @@ class Sysctl(StrictModel):
     def _lrr(cls, v: Any) -> Any:
         if v == "auto" and isinstance(v, str):
             return v
-        if isinstance(v, list) and len(v) == LOWMEM_RESERVE_ENTRIES and all(_is_int(x) and x >= 1 for x in v):
+        if isinstance(v, list) and len(v) == LOWMEM_RESERVE_ENTRIES and all(_is_int(x) and 1 <= x <= INT_MAX for x in v):
             return v
         raise ValueError(
-            f'{describe(v)} is not allowed; expected "auto" or a list of {LOWMEM_RESERVE_ENTRIES} integers >= 1 '
+            f'{describe(v)} is not allowed; expected "auto" or a list of {LOWMEM_RESERVE_ENTRIES} integers 1..{INT_MAX} '
             f"(one per zone type below the top one: {', '.join(ZONE_NAMES[:-1])})"
         )
 
@@ -645,6 +692,9 @@ def parse_id_list(text: str) -> list[int]:
             raise ValueError(f"{part!r} is neither an id nor a range a-b") from None
         if a < 0 or b < a:
             raise ValueError(f"{part!r} is not a range a-b with 0 <= a <= b")
+        if b >= MAX_CPUS:
+            # No machine has more CPUs (or nodes): a larger id is a typo, and expanding it would not end.
+            raise ValueError(f"{part!r} goes past {MAX_CPUS - 1}, the largest CPU or node id a machine can have")
         out.extend(range(a, b + 1))
     return out
 
@@ -767,12 +817,12 @@ class FsmarkParams(_WorkloadBase):
     @field_validator("subdirs")
     @classmethod
     def _subdirs(cls, v: int) -> int:
-        return _at_least(v, 2, " (-D, subdirectories under each -d directory)")
+        return _between(v, 2, U32_MAX, " (-D, subdirectories under each -d directory)")
 
     @field_validator("files_per_subdir")
     @classmethod
     def _per_subdir(cls, v: int) -> int:
-        return _at_least(v, 1, " (-N, files written to a subdirectory before moving to the next)")
+        return _between(v, 1, U32_MAX, " (-N, files written to a subdirectory before moving to the next)")
 
     @field_validator("files")
     @classmethod
@@ -786,7 +836,7 @@ class FsmarkParams(_WorkloadBase):
     @field_validator("iterations")
     @classmethod
     def _iterations(cls, v: int) -> int:
-        return _at_least(v, 1, " (-L, iterations)")
+        return _between(v, 1, FSMARK_MAX_ITERATIONS, " (-L, iterations)")
 
     @field_validator("file_bytes")
     @classmethod
@@ -841,7 +891,7 @@ class LargeddParams(_WorkloadBase):
     @field_validator("copies")
     @classmethod
     def _copies(cls, v: int) -> int:
-        return _at_least(v, 1, " (dd copies of the tarfile)")
+        return _between(v, 1, U32_MAX, " (dd copies of the tarfile)")
 
     @field_validator("dd_kib", mode="before")
     @classmethod
@@ -1333,7 +1383,10 @@ def display_path(path: Traversable) -> str:
     """
     if not isinstance(path, Path):  # package data that is not on a filesystem (a zip)
         return str(path)
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        return str(path)
     if REPO_ROOT is not None and resolved.is_relative_to(REPO_ROOT):
         return str(resolved.relative_to(REPO_ROOT))
     if resolved.is_relative_to(PACKAGE_DIR):
@@ -1368,6 +1421,8 @@ def read_toml(path: Traversable) -> dict[str, Any]:
             data = fh.read(MAX_TOML_BYTES + 1)
         if len(data) > MAX_TOML_BYTES:
             raise MmtwinError(f"{where}: more than {MAX_TOML_BYTES} bytes is not allowed for a preset or experiment file")
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise MmtwinError(f"{where}: starts with a byte-order mark (EF BB BF); save it as UTF-8 without one")
         return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MmtwinError(f"{where}: no such file") from None
@@ -1375,6 +1430,8 @@ def read_toml(path: Traversable) -> dict[str, Any]:
         raise MmtwinError(f"{where}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}; TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise MmtwinError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise MmtwinError(f"{where}: invalid TOML: arrays or tables nested too deeply to parse") from None
     except OSError as exc:
         raise MmtwinError(f"{where}: cannot read: {exc.strerror}") from None
 
@@ -1402,7 +1459,7 @@ def find_file(kind: str, name: str, dirs: Sequence[Traversable]) -> Traversable:
         path = Path(name)
         if not path.is_file():
             if path.exists():
-                raise MmtwinError(f"{name}: not a regular file; a {kind} is a .toml file")
+                raise MmtwinError(f"{name}: not a regular file; {'an' if kind[0] in 'aeiou' else 'a'} {kind} is a .toml file")
             raise MmtwinError(f"{name}: no such {kind} file")
         return path
     for directory in dirs:

@@ -22,6 +22,7 @@ from typing import Any
 from mmtwin.config import (
     SYSCTL_LIMITS,
     AnyWorkload,
+    MAX_PAGES,
     FsmarkParams,
     Kernel,
     LargeddParams,
@@ -32,9 +33,6 @@ from mmtwin.config import (
 from mmtwin.errors import MmtwinError
 
 MIB = 2**20
-# The engine's bound on simulated pages (crates/mmtwin-core/src/spec.rs MAX_PAGES):
-# about 3.8 GB of state at 28 bytes a page (docs/architecture.md, Memory bound).
-MAX_PAGES = 2**27
 GIB = 2**30
 
 # Buddy geometry: MAX_ORDER comes from the machine preset (default 11;
@@ -57,6 +55,8 @@ def as_fraction(value: int | float | str | Fraction) -> Fraction:
 
 def parse_scale(value: int | float | str | Fraction) -> Fraction:
     try:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, Fraction)):
+            raise ValueError(value)
         scale = as_fraction(value)
     except (ValueError, ZeroDivisionError):
         raise MmtwinError(f"--scale: {value!r} is not allowed; expected a number S with 0 < S <= 1") from None
@@ -166,8 +166,14 @@ def _number(value: int | float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
+def _count_text(n: int) -> str:
+    """An integer as is, or in 3 significant digits when it is too long to read (a size of 1e30 GB)."""
+    digits = str(n)
+    return digits if len(digits) <= 12 else f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+
+
 def _gib(nbytes: int) -> str:
-    return f"{nbytes / GIB:.1f} GiB"
+    return f"{nbytes / GIB:.1f} GiB" if nbytes < 10**12 * GIB else f"{_count_text(nbytes // GIB)} GiB"
 
 
 # --------------------------------------------------------------------------- checks
@@ -235,7 +241,7 @@ def _check_memory(machine: Machine, nodes: list[NodeLayout], w: AnyWorkload, fie
     if nbytes > free + swap_bytes:
         where = f"machine {machine.name}" if w.mems_allowed is None else f"nodes {','.join(map(str, allowed))} of {machine.name}"
         has = f"{free // MIB} MiB after boot reservations" + (f" and {swap.size_mib} MiB of swap" if swap else ", no swap")
-        raise MmtwinError(f"workload.{field}: {what} needs {nbytes // MIB} MiB of memory, more than {where} has ({has})")
+        raise MmtwinError(f"workload.{field}: {what} needs {_count_text(nbytes // MIB)} MiB of memory, more than {where} has ({has})")
 
 
 def _filesystem(machine: Machine, kind: str) -> tuple[str, int]:
@@ -276,6 +282,11 @@ def _fsmark_spec(machine: Machine, nodes: list[NodeLayout], w: FsmarkParams, sca
     _check_cpuset(machine, w)
     files = scaled_count(w.files, scale)
     kept = w.threads * files * w.iterations
+    if kept > MAX_FILES_KEPT:
+        raise MmtwinError(
+            f"workload.files: fs_mark keeps {kept} files ({w.threads} threads x {files} files x {w.iterations} iterations); "
+            f"at most {MAX_FILES_KEPT}, the engine's bound on inodes (about 200 bytes of state each)"
+        )
     _check_fits(
         machine, w.kind, "files",
         f"fs_mark keeps {kept} files of {w.file_bytes} bytes ({w.threads} threads x {files} files x {w.iterations} iterations)",
@@ -307,7 +318,7 @@ def _largedd_spec(machine: Machine, nodes: list[NodeLayout], w: LargeddParams, s
         raise MmtwinError(f"workload.tar_mib: {w.tar_mib} MiB at scale {float(scale):g} is less than one {ps}-byte page")
     dd_bytes = int(as_fraction(w.dd_kib) * 1024)
     _check_fits(machine, w.kind, "tar_mib", f"the tarfile and its {w.copies} copies", tar_bytes * (w.copies + 1))
-    _check_memory(machine, nodes, w, "dd_kib", f"{w.threads} dd process(es) with bs={dd_bytes}", w.threads * dd_bytes)
+    _check_memory(machine, nodes, w, "dd_kib", f"{w.threads} dd process(es) with bs={_count_text(dd_bytes)}", w.threads * dd_bytes)
     return {
         "kind": w.kind,
         "cpus": _ids(w.cpus),
@@ -468,6 +479,34 @@ def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[st
     return {"path": path, "events": None if events is None else list(events)}
 
 
+# The engine's bound on the files fs_mark keeps (spec.rs MAX_FILES_KEPT): an inode is about 200 bytes of state.
+MAX_FILES_KEPT = 2**24
+# The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET): a 4-byte stamp per CPU per cache line.
+CACHE_MODEL_BUDGET = 2**30
+
+
+def cache_lines_bound(mspec: dict[str, Any]) -> int:
+    """The engine's upper bound on the cache lines it tracks (spec.rs ``Spec::cache_lines_bound``): four per
+    populated zone, one per node, one per CPU per zone, and per node five zonelists and their caches."""
+    zones = sum(1 for n in mspec["nodes"] for z in n["zones"] if z["present_pages"] > 0)
+    nodes = len(mspec["nodes"])
+    cpus = sum(n["cpus"] for n in mspec["nodes"])
+    line = mspec["cache_line"]
+    zonelist = max(1, -(-zones // max(1, line // 8)))
+    zlc = 2 + max(1, -(-zones // max(1, line // 2)))
+    return 4 * zones + nodes + cpus * zones + 5 * nodes * (zonelist + zlc)
+
+
+def _check_cache_model(machine: Machine, mspec: dict[str, Any]) -> None:
+    cpus = sum(n["cpus"] for n in mspec["nodes"])
+    lines = cache_lines_bound(mspec)
+    if 4 * cpus * lines > CACHE_MODEL_BUDGET:
+        raise MmtwinError(
+            f"machine {machine.name}: {cpus} CPUs x {lines} cache lines take {4 * cpus * lines >> 20} MiB of the engine's "
+            f"cache model; at most {CACHE_MODEL_BUDGET >> 20} MiB (fewer CPUs, nodes or zones)"
+        )
+
+
 def resolve_spec(
     machine: Machine,
     kernel: Kernel,
@@ -482,8 +521,8 @@ def resolve_spec(
 ) -> dict[str, Any]:
     """The engine specification (a JSON-ready dict) for one run; every key of docs/engine-api.md present."""
     frac = parse_scale(scale)
-    if not 0 <= seed < 2**64:
-        raise MmtwinError(f"--seed: {seed} is not allowed; expected 0 <= seed < 2^64")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise MmtwinError(f"--seed: {seed!r} is not allowed; expected an integer 0 <= seed < 2^64")
     mspec = machine_spec(machine, frac)
     total = sum(z["present_pages"] for n in mspec["nodes"] for z in n["zones"])
     if total > MAX_PAGES:
@@ -491,6 +530,7 @@ def resolve_spec(
             f"machine {machine.name}: {total} pages at scale {float(frac):g} is more than the engine's {MAX_PAGES} "
             f"(its state is about 28 bytes a page); use a smaller --scale"
         )
+    _check_cache_model(machine, mspec)
     spec = {
         "machine": mspec,
         "kernel": kernel_spec(kernel, machine.page_size),

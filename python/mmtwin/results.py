@@ -187,6 +187,28 @@ class _Spec(BaseModel):
 # --------------------------------------------------------------------------- the output directory
 
 
+def check_writable(directory: Path, option: str) -> None:
+    """One line naming `option` unless a file can be created in `directory`: tried for real, with a
+    file removed at once, since permission bits do not tell (root passes them, and /sys refuses anyway)."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".mmtwin-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise MmtwinError(f"{option}: directory {str(directory)!r} is not writable: {exc.strerror}") from None
+
+
+def dir_option(text: Optional[str], option: str) -> Optional[Path]:
+    """A directory option's value as a Path; '' is an error (Path('') would silently be the current directory)."""
+    if text is None:
+        return None
+    if not text:
+        raise MmtwinError(f"{option}: '' is not allowed; expected a directory path (. for the current directory)")
+    return Path(text)
+
+
 def make_writable_dir(path: Path, option: str, what: str) -> Path:
     """Create directory `path` (with its parents) before any work, or one
     line naming `option`: not a directory (`what` says what to give instead),
@@ -197,8 +219,7 @@ def make_writable_dir(path: Path, option: str, what: str) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MmtwinError(f"{option}: cannot create directory {str(path)!r}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise MmtwinError(f"{option}: directory {str(path)!r} is not writable")
+    check_writable(path, option)
     return path
 
 
@@ -616,7 +637,7 @@ def _clear_previous(root: Path) -> None:
         old = json.loads(summary.read_text(encoding="utf-8"))
         names = [str(r["name"]) for r in old.get("runs", [])]
         tests = [str(r.get("test")) for r in old.get("runs", [])]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         names, tests = [], []
     for name in names:
         clean = _NAME_OK.sub("_", name)
@@ -750,6 +771,8 @@ def _read_json(path: Path, what: str) -> Any:
         raise MmtwinError(f"{path}: not UTF-8 (byte {exc.start}); expected JSON") from None
     except json.JSONDecodeError as exc:
         raise MmtwinError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise MmtwinError(f"{path}: not valid JSON: arrays or objects nested too deeply to parse") from None
     except OSError as exc:
         raise MmtwinError(f"{path}: cannot read: {exc.strerror}") from None
 

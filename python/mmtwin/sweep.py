@@ -354,7 +354,7 @@ class _Resolver:
         run = self.run_obj(run_name, "--run" if run_name == self.base.run else "run")
         if run is not None:
             return str(run.workload.kind)
-        return self.base.workload or ("fsmark" if self.base.fsmark is not None else "memhog")
+        return self.base.workload if self.base.workload is not None else ("fsmark" if self.base.fsmark is not None else "memhog")
 
     def resolve(self, values: Mapping[Target, Any], texts: Mapping[Target, str]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(context columns, spec with the cell's base seed) for one cell: each axis's value
@@ -553,7 +553,7 @@ def load_state(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
             rec = json.loads(line)
             ok = (isinstance(rec, dict) and rec.get("v") == STATE_VERSION and isinstance(rec.get("key"), str)
                   and isinstance(rec.get("figures"), dict) and isinstance(rec.get("digest"), str))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # a line cut short, or garbage nested too deeply
             ok = False
         if ok:
             records[rec["key"]] = rec
@@ -708,8 +708,9 @@ def check_out(out: Path) -> str:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MmtwinError(f"--out: cannot create directory {str(parent)!r}: {exc.strerror}") from None
-    if not os.access(parent, os.W_OK):
-        raise MmtwinError(f"--out: directory {str(parent)!r} is not writable")
+    from mmtwin.results import check_writable
+
+    check_writable(parent, "--out")
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401

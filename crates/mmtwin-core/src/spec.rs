@@ -69,6 +69,20 @@ pub const MAX_PERIODIC: u32 = 4096;
 pub const SNAPSHOT_BUDGET: u64 = 256 << 20;
 /// The latest simulated time a snapshot may be asked for (one simulated day, kernel::MAX_SIM_NS).
 pub const MAX_SNAPSHOT_MS: u64 = 86_400_000;
+/// The most files fs_mark may keep (threads x files x iterations): about 200 bytes of state an inode.
+pub const MAX_FILES_KEPT: u64 = 1 << 24;
+/// Memory the cache model may take (cost.rs `CacheModel`: a 4-byte stamp per CPU per cache line).
+pub const CACHE_MODEL_BUDGET: u64 = 1 << 30;
+/// Memory the block layer's preallocated request slots may take, all devices together (block.rs `Queue::new`).
+pub const REQUEST_SLOTS_BUDGET: u64 = 1 << 30;
+
+/// Bytes of one device's preallocated request slots at most: `2 x nr_requests` slots, each with room
+/// for `max_sectors_kib` of pages (a pfn, a bio tag and a length, 4 bytes each), per-disk FIFO entries,
+/// stamps and pieces (40 bytes a disk) and the request itself (64).
+pub fn request_slots_bytes(d: &DeviceSpecJson, page_size: u64) -> u64 {
+    let maxp = (u64::from(d.max_sectors_kib) * 1024 / page_size).max(1);
+    2 * u64::from(d.nr_requests) * (12 * maxp + 40 * u64::from(d.disks) + 64)
+}
 
 /// When to record the state /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,
 /// /proc/pagetypeinfo and the nodes' numastat read. With this table present
@@ -901,11 +915,44 @@ impl Spec {
         if self.sample_ms == 0 || self.sample_ms > 3_600_000 {
             return Err(SpecError::new("sample_ms", format!("{} is not allowed; 1 to 3600000 simulated ms", self.sample_ms)));
         }
-        self.validate_snapshots()
+        self.validate_snapshots()?;
+        let cache = self.cache_model_bytes();
+        if cache > CACHE_MODEL_BUDGET {
+            return Err(SpecError::new(
+                "machine.nodes",
+                format!(
+                    "{} CPUs x {} cache lines take {} MiB of cache-model state; at most {} MiB (fewer CPUs, nodes or zones)",
+                    cpus,
+                    self.cache_lines_bound(),
+                    cache >> 20,
+                    CACHE_MODEL_BUDGET >> 20
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Upper bound of one snapshot's memory (docs/engine-api.md, "Snapshots"):
     /// 8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + cpus)) bytes.
+    /// An upper bound on the cache lines the cache model tracks (mm.rs `Mm::boot`): four per zone,
+    /// one per node, one per CPU per zone (the per-cpu pagesets), and per node five zonelists of
+    /// `cache_line / 8` zone pointers a line with as many zonelist caches (a bitmap line, a last-zap
+    /// line and `cache_line / 2` zone-to-node entries a line), `zones` the populated zones.
+    pub fn cache_lines_bound(&self) -> u64 {
+        let m = &self.machine;
+        let zones = m.nodes.iter().map(|n| n.zones.iter().filter(|z| z.present_pages > 0).count() as u64).sum::<u64>();
+        let nodes = m.nodes.len() as u64;
+        let cpus = self.total_cpus() as u64;
+        let zonelist = zones.div_ceil((m.cache_line / 8).max(1)).max(1);
+        let zlc = 2 + zones.div_ceil((m.cache_line / 2).max(1)).max(1);
+        4 * zones + nodes + cpus * zones + 5 * nodes * (zonelist + zlc)
+    }
+
+    /// The cache model's bytes at most: a 4-byte stamp per CPU per line.
+    pub fn cache_model_bytes(&self) -> u64 {
+        4 * self.total_cpus() as u64 * self.cache_lines_bound()
+    }
+
     pub fn snapshot_bytes(&self) -> u64 {
         let m = &self.machine;
         let zones = m.nodes.iter().map(|n| n.zones.iter().filter(|z| z.present_pages > 0).count() as u64).sum::<u64>();
@@ -1021,6 +1068,17 @@ impl Spec {
                     return Err(SpecError::new(f("size_mib"), format!("{} is not allowed; 1 to 4294967296", d.size_mib)));
                 }
             }
+            let slots: u64 = st.devices.iter().map(|d| request_slots_bytes(d, self.machine.page_size)).sum();
+            if slots > REQUEST_SLOTS_BUDGET {
+                return Err(SpecError::new(
+                    "machine.storage.devices",
+                    format!(
+                        "their request queues take {} MiB (2 x nr_requests slots of max_sectors_kib each); at most {} MiB (smaller nr_requests or max_sectors_kib)",
+                        slots >> 20,
+                        REQUEST_SLOTS_BUDGET >> 20
+                    ),
+                ));
+            }
             let fs = &st.fs;
             let Some(dev) = st.devices.get(fs.device as usize) else {
                 return Err(SpecError::new("machine.storage.fs.device", format!("{} does not exist; 0 to {}", fs.device, st.devices.len() - 1)));
@@ -1089,6 +1147,13 @@ impl Spec {
                 }
                 if w.sync_method != 0 {
                     return Err(SpecError::new("workload.sync_method", format!("{} is not simulated; only 0 (no sync)", w.sync_method)));
+                }
+                let kept = w.files as u64 * w.threads as u64 * w.iterations as u64;
+                if kept > MAX_FILES_KEPT {
+                    return Err(SpecError::new(
+                        "workload.files",
+                        format!("fs_mark keeps {kept} files; at most {MAX_FILES_KEPT} (about 200 bytes of state an inode)"),
+                    ));
                 }
                 let total = w.file_bytes as u128 * w.files as u128 * w.threads as u128 * w.iterations as u128;
                 if total > fs_bytes as u128 {

@@ -156,6 +156,40 @@ fn bad_specs_name_the_field() {
     }
 }
 
+#[test]
+fn the_cache_model_is_bounded() {
+    // 4096 CPUs on 256 nodes of one zone: a 4-byte stamp per CPU per line, and a line per CPU per zone,
+    // would take 17 GB (the engine aborted allocating it); refused with the bound instead.
+    let mut big = machine(256, 16, json!([{"name": "NORMAL", "present_pages": 64}]), 0, 4096);
+    big["distance"] = json!((0..256).map(|a| (0..256).map(|b| if a == b { 10 } else { 20 }).collect::<Vec<u32>>()).collect::<Vec<_>>());
+    let e = parse(&spec(big, "3.0", "none", 4096, 1).to_string()).unwrap_err().to_string();
+    assert_eq!(e, "machine.nodes: 4096 CPUs x 1103616 cache lines take 17244 MiB of cache-model state; at most 1024 MiB (fewer CPUs, nodes or zones)");
+    // The bound is an upper bound of the lines the kernel tracks, zonelist caches of every era included.
+    for (era, zlc) in [("2.6.18", "after-first-zone"), ("3.0", "first-eligible"), ("4.11", "none")] {
+        let m = machine(3, 2, json!([{"name": "DMA", "present_pages": 512}, {"name": "NORMAL", "present_pages": 2048}]), 0, 4096);
+        let parsed = parse(&spec(m, era, zlc, 4096, 1).to_string()).unwrap();
+        let k = Kernel::boot(&parsed).unwrap();
+        assert!(parsed.cache_lines_bound() >= k.mm.cache.nlines() as u64, "{era}: {} < {}", parsed.cache_lines_bound(), k.mm.cache.nlines());
+        assert!(parsed.cache_lines_bound() <= 2 * k.mm.cache.nlines() as u64, "{era}: a bound, not a guess");
+    }
+}
+
+#[test]
+fn the_timeline_is_thinned_to_at_most_4096_samples() {
+    // 200 faults of 1 s each, sampled every simulated millisecond: 200000 samples unthinned.
+    let mut m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 4096}]), 0, 4096);
+    m["cost"]["fault_ns"] = json!(1_000_000_000u64);
+    let mut s = spec(m, "3.0", "none", 200 * 4096, 1);
+    s["sample_ms"] = json!(1);
+    let r = run(&s);
+    let t = r["timeline"]["t_s"].as_array().unwrap();
+    let elapsed = r["times"]["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed > 200.0, "{elapsed}");
+    assert!((2048..=4096).contains(&t.len()), "{} samples", t.len());
+    assert!(t.last().unwrap().as_f64().unwrap() > elapsed / 2.0, "the samples still cover the run");
+    assert_eq!(r["timeline"]["free_pages"].as_array().unwrap().len(), t.len());
+}
+
 /// A small booted kernel and the pid of its (not yet run) user task.
 fn small_kernel(era: &str) -> (Kernel, u32) {
     let m = machine(2, 2, json!([{"name": "DMA32", "present_pages": 1536}, {"name": "NORMAL", "present_pages": 2600}]), 7, 4096);

@@ -429,6 +429,19 @@ fn a_swap_area_must_fit_its_device() {
 }
 
 #[test]
+fn request_queues_are_bounded() {
+    // 100000 requests of 64 MiB each: 2 x 100000 slots x 16384 pages x 12 bytes, which the engine aborted allocating.
+    let mut m = machine(1024, 8192, 8192, "ext4");
+    m["storage"]["devices"][0]["nr_requests"] = json!(100_000);
+    m["storage"]["devices"][0]["max_sectors_kib"] = json!(65536);
+    let spec = json!({"machine": m, "kernel": kernel("3.0", "after-first-zone", false),
+                      "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1}});
+    let err = parse(&spec.to_string()).err().expect("an error").to_string();
+    assert_eq!(err, "machine.storage.devices: their request queues take 37519 MiB (2 x nr_requests slots of max_sectors_kib each); \
+                     at most 1024 MiB (smaller nr_requests or max_sectors_kib)");
+}
+
+#[test]
 fn a_second_pass_swaps_pages_back_in_with_readahead() {
     // Two passes of a 96 MiB hog on a 64 MiB box with swap: the second pass
     // finds most pages swapped out and faults them in; swapin_readahead

@@ -37,8 +37,9 @@ def check_out(path: Path) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise MmtwinError(f"--out: directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise MmtwinError(f"--out: directory {str(parent)!r} is not writable")
+    from mmtwin.results import check_writable
+
+    check_writable(parent, "--out")
     if path.exists() and not path.is_file():
         raise MmtwinError(f"--out: {str(path)!r} exists and is not a regular file")
     return path
