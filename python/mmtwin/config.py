@@ -363,7 +363,7 @@ class StorageDevice(StrictModel):
 def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
     """The engine's bound on one device's preallocated request slots (spec.rs ``request_slots_bytes``)."""
     pages = max(1, d.max_sectors_kib * 1024 // page_size)
-    return 2 * d.nr_requests * (12 * pages + 40 * d.disks + 64)
+    return 2 * d.nr_requests * (12 * pages + 48 * d.disks + 64)
 
 
 class Filesystem(StrictModel):

@@ -77,11 +77,12 @@ pub const CACHE_MODEL_BUDGET: u64 = 1 << 30;
 pub const REQUEST_SLOTS_BUDGET: u64 = 1 << 30;
 
 /// Bytes of one device's preallocated request slots at most: `2 x nr_requests` slots, each with room
-/// for `max_sectors_kib` of pages (a pfn, a bio tag and a length, 4 bytes each), per-disk FIFO entries,
-/// stamps and pieces (40 bytes a disk) and the request itself (64).
+/// for `max_sectors_kib` of pages (a pfn, a bio tag and a length, 4 bytes each), per disk its piece,
+/// stamp and queueing time and its FIFO and sorted-list entries (48 bytes a disk) and the request
+/// itself (64).
 pub fn request_slots_bytes(d: &DeviceSpecJson, page_size: u64) -> u64 {
     let maxp = (u64::from(d.max_sectors_kib) * 1024 / page_size).max(1);
-    2 * u64::from(d.nr_requests) * (12 * maxp + 40 * u64::from(d.disks) + 64)
+    2 * u64::from(d.nr_requests) * (12 * maxp + 48 * u64::from(d.disks) + 64)
 }
 
 /// When to record the state /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,

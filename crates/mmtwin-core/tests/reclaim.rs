@@ -437,7 +437,7 @@ fn request_queues_are_bounded() {
     let spec = json!({"machine": m, "kernel": kernel("3.0", "after-first-zone", false),
                       "workload": {"kind": "memhog", "bytes": 1 << 20, "threads": 1}});
     let err = parse(&spec.to_string()).err().expect("an error").to_string();
-    assert_eq!(err, "machine.storage.devices: their request queues take 37519 MiB (2 x nr_requests slots of max_sectors_kib each); \
+    assert_eq!(err, "machine.storage.devices: their request queues take 37521 MiB (2 x nr_requests slots of max_sectors_kib each); \
                      at most 1024 MiB (smaller nr_requests or max_sectors_kib)");
 }
 
