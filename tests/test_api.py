@@ -33,6 +33,12 @@ def test_run_gives_pandas_views_of_one_result() -> None:
     tl = r.timeline
     assert tl.index.name == "t_s" and {"free N0/DMA32", "nr_dirty", "nr_writeback"} <= set(tl.columns)
     assert tl.index.is_monotonic_increasing and len(tl) > 10
+    from mmtwin.results import TIMELINE_COUNTERS
+
+    assert list(tl.columns[-len(TIMELINE_COUNTERS):]) == list(TIMELINE_COUNTERS)
+    assert tl["pgpgout"].iloc[0] == 0 and tl["pgpgout"].iloc[-1] == delta["pgpgout"] > 0
+    assert tl["pgpgout"].is_monotonic_increasing
+    assert tl["nr_vmscan_write"].iloc[-1] == delta["nr_vmscan_write"]
     assert set(r.tasks["kind"]) == {"kswapd", "flusher", "user"}
     text = r.mmtests()
     assert text.startswith("FS-Mark\n./fs_mark ") and "MMTests Statistics: vmstat" in text

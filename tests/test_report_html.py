@@ -68,7 +68,30 @@ def test_page_has_tables_and_embedded_pngs_and_is_deterministic(trees: list[Path
         assert needle in text, needle
     uris = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
     files = sorted(page.parent.glob("*.png"))
-    assert len(uris) == len(files) >= 13  # claims + (free per node, dirty/writeback, rates, reclaim) x 3 benchmarks
+    # claims + (free per node, dirty/writeback, block I/O, reclaim over time, [rates over time], [latency CDFs],
+    # whole-run rates, reclaim) x 3 benchmarks
+    assert len(uris) == len(files) == len(re.findall(r"<img ", text)) >= 22
+    alts = re.findall(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="([^"]*)"', text)
+    for test in ("largedd", "fsmark", "mmapstream"):
+        for what in ("free pages per node", "dirty and writeback pages", "block I/O over time",
+                     "kswapd and direct reclaim over time", "vmstat rates", "kswapd and direct reclaim activity"):
+            assert f"{test} {what}" in alts, (test, what, alts)
+    # Latency CDFs for a benchmark with a direct reclaim stall or a congestion wait in some run; a note,
+    # not three empty panels, for one with none (LARGE DD at this scale).
+    from mmtwin.results import load
+
+    waited: dict[str, bool] = {}
+    for tree in trees:
+        for r in load(tree).runs:
+            lat = r.result["ftrace"]["latency"]
+            waited[r.test] = waited.get(r.test, False) or any(lat[k]["count"] for k in lat)
+    assert waited["mmapstream"] and not waited["largedd"], waited
+    for test, some in waited.items():
+        assert (f"{test} latency CDFs" in alts) == some, test
+        assert (f"{test}: no direct reclaim stall or congestion wait in any run" in text) == (not some), test
+    assert "mmapstream vmstat rates over time" in alts
+    assert "samples no event counter" not in text and "No latency histograms" not in text
+    assert text.count("Direct reclaim stalls and congestion waits") == 3  # a latency table per benchmark
     assert sorted(base64.b64decode(u) for u in uris) == sorted(f.read_bytes() for f in files)
     assert all(f.read_bytes().startswith(PNG) for f in files)
     # Nothing fetched from elsewhere: the page stands alone.
@@ -111,6 +134,63 @@ def test_counter_rates_from_a_sampled_counter() -> None:
     assert list(rates) == ["pgscan_direct"]  # nr_* are levels, not counters
     xs, ys = rates["pgscan_direct"]
     assert xs == pytest.approx([0.1, 0.2]) and ys == pytest.approx([100.0, 300.0])
+
+
+def test_rate_panels_scale_block_io_and_leave_out_idle_counters() -> None:
+    from mmtwin.reports.html import BLOCK_IO_PANELS, EVENT_PANELS, counter_rates, rate_panels
+
+    a, b = _fake_run("a", 1, samples=3), _fake_run("b", 1, samples=3)
+    a.result["timeline"].update(pgpgin=[0, 1024, 3072], pgpgout=[0, 0, 0], pswpin=[0, 0, 0])
+    b.result["timeline"].update(pgpgin=[0, 0, 512], pgpgout=[0, 0, 0])
+    rates = {"a": counter_rates(a), "b": counter_rates(b)}
+    panels, idle = rate_panels(rates, BLOCK_IO_PANELS)
+    assert idle == ["pgpgout"] and len(panels) == 1
+    title, unit, series = panels[0]
+    assert title.startswith("pgpgin") and unit == "MiB/s" and [s[0] for s in series] == ["a", "b"]
+    assert series[0][2] == pytest.approx([10.0, 20.0]) and series[1][2] == pytest.approx([0.0, 5.0])  # KiB -> MiB/s
+    # Counters no run sampled are neither drawn nor listed as idle; sampled but 0: idle.
+    panels, idle = rate_panels(rates, EVENT_PANELS)
+    assert panels == [] and idle == ["pswpin"]
+
+
+def test_latency_cdf_and_quantiles_from_log2_bins() -> None:
+    from mmtwin.reports.html import latency_cdf, latency_hists, latency_quantile_us
+
+    # 2 waits of 0 µs, 3 of 2-3 µs, 5 of 512-1023 µs.
+    bins = [2, 0, 3] + [0] * 7 + [5] + [0] * 18
+    assert len(bins) == 29
+    xs, ys = latency_cdf(bins, 0, 10)
+    assert xs[0] == 0.001 and xs[-1] == 1.024  # ms: the bounds 2^0 and 2^10 µs
+    assert ys[0] == 0.2 and ys[2] == 0.5 and ys[9] == 0.5 and ys[10] == 1.0
+    assert latency_cdf(bins, 2, 3) == ([0.004, 0.008], [0.5, 0.5])
+    assert (latency_quantile_us(bins, 0.2), latency_quantile_us(bins, 0.5), latency_quantile_us(bins, 0.51)) == (1, 4, 1024)
+    assert latency_quantile_us([0] * 29, 0.5) == 0
+    run = _fake_run("a", 1)
+    assert latency_hists(run) == {}
+    run.result["ftrace"] = {"latency": {"direct_stall": {"count": 10, "sum_us": 2600, "log2_us": bins}}}
+    assert latency_hists(run) == {"direct_stall": (10, 2600, bins)}
+
+
+@requires_engine
+def test_saved_histograms_count_the_ftrace_summary_stalls_and_waits(trees: list[Path]) -> None:
+    from mmtwin.results import load
+
+    checked = 0
+    for tree in trees:
+        for run in load(tree).runs:
+            ft = run.result["ftrace"]
+            lat, v, cw = ft["latency"], ft["vmscan"], ft["congestion_wait"]
+            for kind in ("direct_stall", "congestion_wait", "wait_iff_congested"):
+                assert sum(lat[kind]["log2_us"]) == lat[kind]["count"] and len(lat[kind]["log2_us"]) == 29
+            # A stall per direct reclaim that ended (none for a task still reclaiming when the run ended,
+            # nor for a reclaim the engine dropped when its allocation was overtaken).
+            unended = v["direct_reclaims_open"] + v["direct_reclaims_abandoned"]
+            assert lat["direct_stall"]["count"] + unended == v["direct_reclaims"]
+            assert lat["direct_stall"]["sum_us"] == v["direct_stall_us"]
+            assert lat["congestion_wait"]["count"] == cw["direct"]["congest_waited"] + cw["kswapd"]["congest_waited"]
+            assert lat["wait_iff_congested"]["count"] == cw["direct"]["conditional_waited"] + cw["kswapd"]["conditional_waited"]
+            checked += lat["direct_stall"]["count"] > 0
+    assert checked > 0, "no run stalled in direct reclaim"
 
 
 def test_html_dir_is_checked_before_reading_anything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,7 +271,7 @@ def test_report_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None
     attrs = _body_attrs(dom)
     images = html.count("<img ")
     # Every image decoded (naturalWidth > 0), every table in the rendered page, no console message at all.
-    assert images >= 13
+    assert images >= 22 and html.count('alt="') == images and 'alt="mmapstream latency CDFs"' in dom
     assert attrs.get("data-images-total") == str(images), attrs
     assert attrs.get("data-images-decoded") == str(images), attrs
     assert attrs.get("data-tables") == str(html.count("<table")), attrs

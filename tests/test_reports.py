@@ -49,8 +49,23 @@ def test_plots_write_png(tmp_path: Path, fixture_presets: Path) -> None:
     png = b"\x89PNG\r\n\x1a\n"
     path = plots.plot_zone_timeline(fake_result(fixture_presets), tmp_path / "zones.png")
     assert path.read_bytes()[:8] == png
+    # The 28-node box: a heat map with a labelled row per zone instead of 28 unlabelled lines.
+    import matplotlib.image as mpimg
+
+    many = {"zones": [{"node": n, "zone": "DMA", "present": 1000} for n in range(28)],
+            "timeline": {"t_s": [0.0, 0.1, 0.2], "free_pages": [[1000] * 28, [500 + n for n in range(28)], [10 * n for n in range(28)]]}}
+    heat = plots.plot_zone_timeline(many, tmp_path / "many.png")
+    lines = plots.plot_zone_timeline({**many, "zones": many["zones"][:16]}, tmp_path / "few.png")
+    assert heat.read_bytes()[:8] == png and lines.read_bytes()[:8] == png
+    # Taller by a row per zone; mostly coloured (the heat map), where the line plot is mostly white.
+    h, l = mpimg.imread(heat), mpimg.imread(lines)
+    assert h.shape[0] > l.shape[0] * 1.05
+    assert (h[..., :3].mean(axis=2) < 0.9).mean() > 0.3 > (l[..., :3].mean(axis=2) < 0.9).mean()
     cells = [Cell(12, 1, Times(3, 1, 4), Times(2, 1, 3)), Cell(38, 19, Times(9, 2, 1), Times(8, 2, 1))]
     path = plots.plot_seed_table(cells, tmp_path / "table.png", "base", "base-new")
     assert path.read_bytes()[:8] == png
     path = plots.plot_seed_table(cells, tmp_path / "both.png", "base", "base-new", published=cells)
     assert path.stat().st_size > (tmp_path / "table.png").stat().st_size // 2
+    # At published scale the published times go beside the simulated ones on the absolute axis too.
+    same = plots.plot_seed_table(cells, tmp_path / "same.png", "base", "base-new", published=cells, same_scale=True)
+    assert same.read_bytes()[:8] == png and same.read_bytes() != path.read_bytes()

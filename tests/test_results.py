@@ -69,8 +69,22 @@ def test_run_tree_layout_and_contents(tmp_path: Path, capsys: pytest.CaptureFixt
 
     frame = pd.read_csv(root / it["timeline"])
     zones = [f"free N{z['node']}/{z['zone']}" for z in result["zones"]]
-    assert list(frame.columns) == ["t_s", *zones, "nr_dirty", "nr_writeback"]
+    assert list(frame.columns) == ["t_s", *zones, "nr_dirty", "nr_writeback", *saved.TIMELINE_COUNTERS]
     assert frame["t_s"].iloc[0] == 0.0 and frame["t_s"].is_monotonic_increasing and len(frame) > 10
+    # The event counters: from 0 at the start to the run's /proc/vmstat delta in the last row.
+    vm, vm0 = result["vmstat"], result["vmstat_start"]
+
+    def delta(prefix: str) -> int:
+        return sum(v - vm0[k] for k, v in vm.items() if k == prefix or k.startswith(prefix + "_"))
+
+    assert set(saved.TIMELINE_COUNTERS) <= set(frame.columns)
+    assert (frame[list(saved.TIMELINE_COUNTERS)].iloc[0] == 0).all()
+    last = frame.iloc[-1]
+    assert last["pgpgout"] == delta("pgpgout") > 0 and last["pgpgin"] == delta("pgpgin")
+    assert last["pgscan_kswapd"] == delta("pgscan_kswapd") and last["pgscan_direct"] == delta("pgscan_direct")
+    assert last["pgsteal_kswapd"] + last["pgsteal_direct"] == delta("pgsteal")
+    assert last["allocstall"] == delta("allocstall") and last["nr_vmscan_write"] == delta("nr_vmscan_write")
+    assert last["kswapd_wakeups"] == result["sim"]["kswapd_wakeups"]
 
     # The MMTests side: work/log/<RUN>/iter-0.
     it_dir = root / "work" / "log" / RUN / "iter-0"
@@ -120,6 +134,12 @@ def test_run_tree_layout_and_contents(tmp_path: Path, capsys: pytest.CaptureFixt
         stamp, cols = vm[2 + i].split("--", 1)
         assert float(stamp.split()[1]) == pytest.approx(frame["t_s"].iloc[i], abs=1e-4)
         assert int(cols.split()[3]) == int(frame[zones].iloc[i].sum()) * 4
+    # bi and bo: pgpgin and pgpgout (KiB) per second since the previous line, whole numbers.
+    bo = [int(line.split("--", 1)[1].split()[9]) for line in vm[2:]]
+    rates = [(frame["pgpgout"].iloc[i] - frame["pgpgout"].iloc[i - 1]) / (frame["t_s"].iloc[i] - frame["t_s"].iloc[i - 1])
+             for i in range(1, len(frame))]
+    assert bo[0] == 0 and max(bo) > 0
+    assert all(abs(b - r) < 1.0001 for b, r in zip(bo[1:], rates)), [(b, r) for b, r in zip(bo[1:], rates) if abs(b - r) >= 1]
 
     # The benchmark's own log: largedd.result as the 2011 shellpack wrote it.
     lines = (it_dir / "largedd" / "logs" / "largedd.result").read_text().splitlines()

@@ -3,7 +3,7 @@
     import mmtwin
     r = mmtwin.run(experiment="reclaim-writeback-xfs", run="fsmark-512M", scale=0.1)
     r.vmstat_delta["nr_vmscan_write"]       # a pandas Series of /proc/vmstat deltas
-    r.timeline                              # DataFrame: free pages per zone, dirty, writeback
+    r.timeline                              # DataFrame: free pages per zone, dirty, writeback, counters
     print(r.mmtests())                      # the MMTests 2011 report of this run
     mmtwin.compare(experiment="reclaim-writeback-xfs", run="fsmark-512M", scale=0.1)  # DataFrame
 
@@ -61,17 +61,14 @@ class Result:
 
     @property
     def timeline(self) -> "pd.DataFrame":
-        """Samples over simulated time: free pages per zone ("free N<node>/<zone>"), nr_dirty, nr_writeback."""
-        pd = _pandas()
-        tl = self.raw.get("timeline") or {}
-        t = list(tl.get("t_s", []))
-        cols: dict[str, list[Any]] = {}
-        for i, z in enumerate(self.raw.get("zones", [])):
-            cols[f"free N{z['node']}/{z['zone']}"] = [row[i] for row in tl.get("free_pages", [])][: len(t)]
-        for name in ("nr_dirty", "nr_writeback"):
-            if name in tl:
-                cols[name] = list(tl[name])[: len(t)]
-        return pd.DataFrame(cols, index=pd.Index(t, name="t_s"))
+        """Samples over simulated time: free pages per zone ("free N<node>/<zone>"), nr_dirty,
+        nr_writeback, then the sampled event counters (``mmtwin.results.TIMELINE_COUNTERS``),
+        each counted from the start of the run; ``.diff()`` over the index's differences
+        gives rates."""
+        from mmtwin.results import timeline_frame
+
+        _pandas()
+        return timeline_frame(self.raw).set_index("t_s")
 
     @property
     def tasks(self) -> "pd.DataFrame":

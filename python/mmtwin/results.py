@@ -337,17 +337,30 @@ def _dumps(obj: Any, sort_keys: bool = True) -> str:
     return json.dumps(obj, indent=2, sort_keys=sort_keys) + "\n"
 
 
+# The event counters the engine samples in its timeline, in its column order: each
+# cumulative from the start of the run, the last sample the run's /proc/vmstat delta
+# (docs/engine-api.md, "The timeline"). Older results trees have none.
+TIMELINE_COUNTERS = ("pgpgin", "pgpgout", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct",
+                     "pgsteal_kswapd", "pgsteal_direct", "allocstall", "pgmajfault", "nr_vmscan_write",
+                     "kswapd_wakeups")
+
+
+_TIMELINE_FIRST = ("free_pages", "nr_dirty", "nr_writeback", *TIMELINE_COUNTERS)
+
+
 def timeline_frame(result: Mapping[str, Any]) -> Any:
-    """The sampled series as a pandas DataFrame: ``t_s`` first, then one column per series;
-    a per-zone series (``free_pages``) gives one column per zone (``free N0/DMA``), as
-    ``mmtwin.Result.timeline`` names them."""
+    """The sampled series as a pandas DataFrame: ``t_s`` first, then one column per series
+    (free pages, nr_dirty, nr_writeback, TIMELINE_COUNTERS, any other in name order); a
+    per-zone series (``free_pages``) gives one column per zone (``free N0/DMA``). With ``t_s``
+    as its index, this is ``mmtwin.Result.timeline``."""
     import pandas as pd
 
     tl = result.get("timeline") or {}
     t = [float(x) for x in tl.get("t_s", [])]
     zones = result.get("zones", [])
     cols: dict[str, list[Any]] = {"t_s": t}
-    for key in sorted(tl):
+    order = [k for k in _TIMELINE_FIRST if k in tl] + sorted(k for k in tl if k not in _TIMELINE_FIRST)
+    for key in order:
         if key == "t_s":
             continue
         values = list(tl[key])[: len(t)]
@@ -537,17 +550,29 @@ def _latency_prefix(start: int, t: float, gap: float) -> str:
 
 def _vmstat_monitor(run: Run, start: int) -> str:
     """vmstat-<test> as MONITORS_WITH_LATENCY logs ``vmstat -n``: one line per timeline sample.
-    Only ``free`` (KiB, all zones) is sampled by the engine; every other column is 0 (docs/results.md)."""
+    ``free`` (KiB, all zones), and, from the timeline's counters, ``si``/``so`` (KiB swapped in and
+    out per second) and ``bi``/``bo`` (pgpgin/pgpgout per second: 1 KiB blocks) since the previous
+    sample, whole numbers as vmstat prints them; every other column is 0 (docs/results.md)."""
     r = run.result
     tl = r.get("timeline") or {}
     page_kb = int(run.spec["machine"]["page_size"]) // 1024
     lines = [_latency_prefix(start, 0.0, 0.0) + _VMSTAT_HEAD[0], _latency_prefix(start, 0.0, 0.0) + _VMSTAT_HEAD[1]]
+    n = len(tl.get("t_s", []))
+    counters = {k: [int(x) for x in tl.get(k) or [0] * n] for k in ("pswpin", "pswpout", "pgpgin", "pgpgout")}
     last = 0.0
-    for t, free in zip(tl.get("t_s", []), tl.get("free_pages", [])):
+    for i, (t, free) in enumerate(zip(tl.get("t_s", []), tl.get("free_pages", []))):
         t = float(t)
-        row = (0, 0, 0, sum(int(x) for x in free) * page_kb, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        dt = t - last
+
+        def per_s(key: str, scale: int = 1) -> int:
+            c = counters[key]
+            return (c[i] - c[i - 1]) * scale * 1_000_000 // round(dt * 1_000_000) if i and dt > 0 and len(c) > i else 0
+
+        si, so = per_s("pswpin", page_kb), per_s("pswpout", page_kb)
+        bi, bo = per_s("pgpgin"), per_s("pgpgout")
+        row = (0, 0, 0, sum(int(x) for x in free) * page_kb, 0, 0, si, so, bi, bo, 0, 0, 0, 0, 0, 0, 0)
         text = "{:2d} {:2d} {:6d} {:6d} {:6d} {:6d} {:4d} {:4d} {:5d} {:5d} {:4d} {:4d} {:2d} {:2d} {:2d} {:2d} {:2d}".format(*row)
-        lines.append(_latency_prefix(start, t, t - last) + text)
+        lines.append(_latency_prefix(start, t, dt) + text)
         last = t
     return "\n".join(lines) + "\n"
 

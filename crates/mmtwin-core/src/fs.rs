@@ -147,26 +147,48 @@ impl Fs {
     }
 
     /// The block of page `index`, or NO_BLOCK if delayed allocation has
-    /// not given it one yet.
+    /// not given it one yet. Extents are kept sorted by file index and do
+    /// not overlap: a binary search (the extent tree's lookup).
     pub fn bmap(&self, ino: u32, index: u64) -> u64 {
-        for &(start, block, len) in self.inodes[ino as usize].extents.iter().rev() {
-            if index >= start && index < start + len {
-                return block + (index - start);
-            }
-            if index >= start + len {
-                break;
-            }
+        let e = &self.inodes[ino as usize].extents;
+        let k = e.partition_point(|x| x.0 <= index);
+        match k.checked_sub(1).map(|k| e[k]) {
+            Some((start, block, len)) if index < start + len => block + (index - start),
+            _ => NO_BLOCK,
         }
-        NO_BLOCK
     }
 
-    /// Allocate blocks for pages `index..index+n` of an inode (delayed
-    /// allocation at writeback): contiguous after the inode's last extent
-    /// when that is the group's cursor, else at the group's cursor.
+    /// Delayed allocation at writeback for page `index` of an inode; returns
+    /// its block. Pages that have blocks are never given others: the
+    /// allocation stops short of the next extent (reclaim may have written
+    /// a later page first).
+    /// * ext4 (`ext4_da_writepages`): pages `index..index+n`, the dirty run
+    ///   being written.
+    /// * xfs (`xfs_iomap_write_allocate`): the whole delayed extent holding
+    ///   the page, from the end of the previous extent to the start of the
+    ///   next or the end of the file, whoever asked for one page of it
+    ///   (kswapd's writepage included), so a file written by reclaim out of
+    ///   order stays contiguous on disk.
+    ///
+    /// Blocks come contiguous after the inode's last extent when that is
+    /// the group's cursor, else at the group's cursor.
     pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
+        let i = &self.inodes[ino as usize];
+        let e = &i.extents;
+        let k = e.partition_point(|x| x.0 <= index);
+        debug_assert!(k == 0 || e[k - 1].0 + e[k - 1].2 <= index, "page {index} of inode {ino} has a block already");
+        let next = e.get(k).map_or(u64::MAX, |x| x.0);
+        let cap = self.group_pages - self.itable;
+        let (first, n) = if self.kind == FsKind::Xfs {
+            let lo = k.checked_sub(1).map_or(0, |j| e[j].0 + e[j].2);
+            let hi = next.min(i.size.max(index + 1));
+            if hi - lo <= cap { (lo, hi - lo) } else { (index, (hi - index).min(cap)) }
+        } else {
+            (index, n.min(next - index).min(cap))
+        };
+        let n = n.max(1);
         let groups = self.cursor.len() as u64;
         let g = (self.inodes[ino as usize].dir as u64 % groups) as usize;
-        let n = n.min(self.group_pages - self.itable).max(1);
         let mut block = self.cursor[g];
         let group_end = (g as u64 + 1) * self.group_pages;
         if block + n > group_end {
@@ -176,15 +198,16 @@ impl Fs {
         }
         self.cursor[g] = block + n;
         self.blocks_used += n;
-        let i = &mut self.inodes[ino as usize];
-        if let Some(last) = i.extents.last_mut() {
-            if last.0 + last.2 == index && last.1 + last.2 == block {
-                last.2 += n;
-                return block;
+        let ext = &mut self.inodes[ino as usize].extents;
+        let at = block + (index - first);
+        if let Some(prev) = k.checked_sub(1).map(|k| &mut ext[k]) {
+            if prev.0 + prev.2 == first && prev.1 + prev.2 == block {
+                prev.2 += n;
+                return at;
             }
         }
-        i.extents.push((index, block, n));
-        block
+        ext.insert(k, (first, block, n));
+        at
     }
 
     /// The inode table block of an inode (its group's table).
@@ -206,5 +229,53 @@ impl Fs {
     pub fn state_bytes(&self) -> u64 {
         let per: u64 = self.inodes.iter().map(|i| (i.radix.capacity() * 4 + i.dirty_chunks.capacity() * 8 + i.extents.capacity() * 24) as u64).sum();
         (self.inodes.len() * std::mem::size_of::<Inode>()) as u64 + per + (self.dentry_lru.len() + self.inode_lru.len()) as u64 * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fs(kind: FsKind) -> Fs {
+        Fs {
+            kind,
+            dev: 0,
+            inodes: Vec::new(),
+            free_inos: Vec::new(),
+            cursor: vec![512, 100_512],
+            group_pages: 100_000,
+            itable: 512,
+            blocks_total: 200_000,
+            blocks_used: 0,
+            dentry_lru: VecDeque::new(),
+            inode_lru: VecDeque::new(),
+            nr_unused_dentries: 0,
+            nr_unused_inodes: 0,
+        }
+    }
+
+    #[test]
+    fn delayed_allocation_out_of_order() {
+        // xfs: kswapd writes page 100 of a 300-page file first; the whole
+        // delayed extent gets its blocks, page 100 in its place.
+        let mut f = fs(FsKind::Xfs);
+        let ino = f.new_inode(0);
+        f.inodes[ino as usize].size = 300;
+        assert_eq!(f.alloc_blocks(ino, 100, 1), 612);
+        assert_eq!(f.inodes[ino as usize].extents, vec![(0, 512, 300)]);
+        assert_eq!((f.bmap(ino, 0), f.bmap(ino, 299), f.bmap(ino, 300)), (512, 811, NO_BLOCK));
+        // ext4: pages 50..60 are written first, then a run from 0 asks for
+        // 200: it stops at page 50, which keeps its block; 60.. come later.
+        let mut f = fs(FsKind::Ext4);
+        let ino = f.new_inode(0);
+        f.inodes[ino as usize].size = 300;
+        assert_eq!(f.alloc_blocks(ino, 50, 10), 512);
+        assert_eq!(f.alloc_blocks(ino, 0, 200), 522);
+        // Until 2026-11-22 bmap searched backwards and stopped at the first
+        // extent ending before the page: page 50 read as a hole here.
+        assert_eq!((f.bmap(ino, 49), f.bmap(ino, 50), f.bmap(ino, 59), f.bmap(ino, 60)), (571, 512, 521, NO_BLOCK));
+        assert_eq!(f.alloc_blocks(ino, 60, 240), 572);
+        assert_eq!(f.inodes[ino as usize].extents, vec![(0, 522, 50), (50, 512, 10), (60, 572, 240)]);
+        assert_eq!(f.blocks_used, 300);
     }
 }

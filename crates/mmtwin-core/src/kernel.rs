@@ -259,9 +259,9 @@ impl Kernel {
 
     /// Run the event loop to the end of the workload.
     pub fn run(&mut self, spec: &Spec, cancel: Option<&AtomicBool>) -> Result<RunOut, SpecError> {
-        let sample_ns = spec.sample_ms * 1_000_000;
+        let mut sample_ns = spec.sample_ms * 1_000_000;
         let mut next_sample = 0u64;
-        let mut tl = Timeline::default();
+        let mut tl = Timeline::new(self.mm.zones.len(), self.timeline_counters());
         let mut samples = 0u64;
         let mut full_checks = 0u64;
         let vm_start = self.vmstat_rows();
@@ -312,9 +312,12 @@ impl Kernel {
                 }
                 samples += 1;
                 next_sample += sample_ns;
-                if tl.t_s.len() > tl.cap {
+                if tl.len() > tl.cap {
+                    // Every other sample dropped: the kept ones are 2 x the
+                    // period apart, and so are the samples from now on.
                     tl.thin();
-                    next_sample = next_sample.max(t);
+                    next_sample += sample_ns;
+                    sample_ns *= 2;
                 }
                 next_timer = next_sample.min(next_snap);
             }
@@ -399,6 +402,26 @@ impl Kernel {
         vmstat::rows(self.era, &self.mm.vm, &Gauges { zs: &zs, dirty_thresh: dirty, bg_thresh: bg, vmscan_invalidate: self.k.reclaim_invalidate }, &present)
     }
 
+    /// The event counters the timeline samples, in [`TIMELINE_COUNTERS`] order.
+    pub fn timeline_counters(&self) -> [u64; NR_TL_COUNTERS] {
+        let v = &self.mm.vm;
+        let vmscan_write: i64 = self.mm.zones.iter().map(|z| z.vm_stat[Zs::NrVmscanWrite as usize]).sum();
+        [
+            v.get(Ev::Pgpgin),
+            v.get(Ev::Pgpgout),
+            v.get(Ev::Pswpin),
+            v.get(Ev::Pswpout),
+            v.ztotal(vmstat::Zev::PgscanKswapd),
+            v.ztotal(vmstat::Zev::PgscanDirect),
+            v.ztotal(vmstat::Zev::PgstealKswapd),
+            v.ztotal(vmstat::Zev::PgstealDirect),
+            v.get(Ev::Allocstall),
+            v.get(Ev::Pgmajfault),
+            vmscan_write.max(0) as u64,
+            v.get(Ev::KswapdWake),
+        ]
+    }
+
     pub fn page_ops(&self) -> u64 {
         self.mm.sim.page_events
     }
@@ -419,38 +442,149 @@ pub struct RunOut {
     pub snapshots: Option<Value>,
 }
 
-/// Sampled state over time, thinned to at most `cap` samples (every other
-/// sample is dropped and the period doubles when full).
+/// The event counters the timeline samples, in column order: vm_event_item
+/// counters summed over zone types (pgscan and pgsteal split into kswapd
+/// and direct as 4.11's /proc/vmstat splits them; 3.0's `pgsteal_<zone>` is
+/// their sum), nr_vmscan_write summed over zones, and kswapd wakeups
+/// (wakeup_kswapd calls that woke a sleeping kswapd; `sim.kswapd_wakeups`).
+pub const TIMELINE_COUNTERS: [&str; NR_TL_COUNTERS] = [
+    "pgpgin",
+    "pgpgout",
+    "pswpin",
+    "pswpout",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall",
+    "pgmajfault",
+    "nr_vmscan_write",
+    "kswapd_wakeups",
+];
+pub const NR_TL_COUNTERS: usize = 12;
+
+/// Default for [`Timeline::cap`].
+pub const TIMELINE_CAP: usize = 4096;
+
+/// Sampled state over time, as columns (struct of arrays), thinned to at
+/// most `cap` samples before the final one: when full, every other sample
+/// is dropped (in place) and the sampling period doubles. Columns grow to
+/// at most `cap + 1` elements and never past that capacity, so a timeline
+/// holds at most `(cap + 1) × (8 × zones + 8 × (3 + NR_TL_COUNTERS))` bytes
+/// (docs/architecture.md, "Memory bound").
 pub struct Timeline {
     pub t_s: Vec<f64>,
-    pub free: Vec<Vec<i64>>,
+    /// Free pages of every zone, `zones` values per sample (zone order as
+    /// `Mm::zones`).
+    pub free: Vec<i64>,
+    pub zones: usize,
     pub dirty: Vec<i64>,
     pub writeback: Vec<i64>,
+    /// One column per [`TIMELINE_COUNTERS`] entry: the counter's increase
+    /// since the start of the run (0 in the first sample).
+    pub counters: [Vec<u64>; NR_TL_COUNTERS],
+    /// The counters when the run started.
+    base: [u64; NR_TL_COUNTERS],
     pub cap: usize,
 }
 
-impl Default for Timeline {
-    fn default() -> Self {
-        Timeline { t_s: Vec::new(), free: Vec::new(), dirty: Vec::new(), writeback: Vec::new(), cap: 4096 }
+/// Push onto a column, growing its capacity (by doubling) to no more than
+/// `limit` elements in all.
+#[inline]
+fn push_capped<T>(v: &mut Vec<T>, x: T, limit: usize) {
+    if v.len() == v.capacity() {
+        let want = v.len().max(16).min(limit.saturating_sub(v.len())).max(1);
+        v.reserve_exact(want);
     }
+    v.push(x);
+}
+
+/// Keep the samples of even index, in place: sample `i` of `v` is the
+/// `width` elements at `i × width`.
+fn keep_even<T: Copy>(v: &mut Vec<T>, width: usize) {
+    let n = v.len() / width.max(1);
+    let mut w = 0;
+    for i in (0..n).step_by(2) {
+        for j in 0..width {
+            v[w * width + j] = v[i * width + j];
+        }
+        w += 1;
+    }
+    v.truncate(w * width);
 }
 
 impl Timeline {
-    fn sample(&mut self, k: &Kernel, at: u64) {
-        self.t_s.push(at as f64 / 1e9);
-        self.free.push(k.mm.zones.iter().map(|z| z.free_pages).collect());
-        self.dirty.push(k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrFileDirty as usize]).sum());
-        self.writeback.push(k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrWriteback as usize]).sum());
-    }
-    fn thin(&mut self) {
-        fn keep_even<T: Clone>(v: &mut Vec<T>) {
-            let kept: Vec<T> = v.iter().step_by(2).cloned().collect();
-            *v = kept;
+    pub fn new(zones: usize, base: [u64; NR_TL_COUNTERS]) -> Timeline {
+        Timeline {
+            t_s: Vec::new(),
+            free: Vec::new(),
+            zones,
+            dirty: Vec::new(),
+            writeback: Vec::new(),
+            counters: Default::default(),
+            base,
+            cap: TIMELINE_CAP,
         }
-        keep_even(&mut self.t_s);
-        keep_even(&mut self.free);
-        keep_even(&mut self.dirty);
-        keep_even(&mut self.writeback);
+    }
+
+    /// Samples held.
+    pub fn len(&self) -> usize {
+        self.t_s.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t_s.is_empty()
+    }
+
+    fn sample(&mut self, k: &Kernel, at: u64) {
+        let limit = self.cap + 1;
+        push_capped(&mut self.t_s, at as f64 / 1e9, limit);
+        for z in &k.mm.zones {
+            push_capped(&mut self.free, z.free_pages, limit * self.zones);
+        }
+        push_capped(&mut self.dirty, k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrFileDirty as usize]).sum(), limit);
+        push_capped(&mut self.writeback, k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrWriteback as usize]).sum(), limit);
+        let now = k.timeline_counters();
+        for ((col, v), b) in self.counters.iter_mut().zip(now).zip(self.base) {
+            push_capped(col, v.saturating_sub(b), limit);
+        }
+    }
+
+    fn thin(&mut self) {
+        keep_even(&mut self.t_s, 1);
+        keep_even(&mut self.free, self.zones);
+        keep_even(&mut self.dirty, 1);
+        keep_even(&mut self.writeback, 1);
+        for col in &mut self.counters {
+            keep_even(col, 1);
+        }
+    }
+
+    /// Bytes the columns hold (their capacity).
+    pub fn bytes(&self) -> u64 {
+        (self.t_s.capacity() * 8
+            + self.free.capacity() * 8
+            + self.dirty.capacity() * 8
+            + self.writeback.capacity() * 8
+            + self.counters.iter().map(|c| c.capacity() * 8).sum::<usize>()) as u64
+    }
+
+    /// The timeline as the result's JSON object (docs/engine-api.md).
+    pub fn to_json(&self) -> Value {
+        let free: Vec<&[i64]> = if self.zones == 0 {
+            self.t_s.iter().map(|_| &[][..]).collect()
+        } else {
+            self.free.chunks(self.zones).collect()
+        };
+        let mut m = serde_json::Map::new();
+        m.insert("t_s".into(), json!(self.t_s));
+        m.insert("free_pages".into(), json!(free));
+        m.insert("nr_dirty".into(), json!(self.dirty));
+        m.insert("nr_writeback".into(), json!(self.writeback));
+        for (name, col) in TIMELINE_COUNTERS.iter().zip(&self.counters) {
+            m.insert((*name).into(), json!(col));
+        }
+        Value::Object(m)
     }
 }
 
@@ -546,7 +680,7 @@ impl Kernel {
             "zones": zones,
             "tasks": tasks,
             "benchmark": self.wl.benchmark_json(self),
-            "timeline": { "t_s": out.tl.t_s, "free_pages": out.tl.free, "nr_dirty": out.tl.dirty, "nr_writeback": out.tl.writeback },
+            "timeline": out.tl.to_json(),
             "sim": {
                 "zone_checks": s.zone_checks,
                 "zlc_skips": s.zlc_skips,
@@ -573,6 +707,7 @@ impl Kernel {
                 "full_checks": out.full_checks,
                 "trace_lines": out.trace_lines,
                 "state_bytes": self.state_bytes(),
+                "timeline_bytes": out.tl.bytes(),
                 "state_bytes_per_page": (self.state_bytes() as f64 / self.mm.pages.len() as f64 * 100.0).round() / 100.0,
                 "page_ops": s.page_events,
                 "faults": self.faults,

@@ -1133,6 +1133,42 @@ impl WaitTotals {
     }
 }
 
+/// Bins of a [`LatencyHist`]: bin 0 holds 0 µs, bin `i` (1..=27) holds
+/// `2^(i-1)` to `2^i - 1` µs, and bin 28 everything from `2^27` µs (134 s).
+pub const LATENCY_BINS: usize = 29;
+
+/// A log2 histogram of durations in microseconds: fixed bins, so recording
+/// allocates nothing and the memory does not grow with the number of events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyHist {
+    pub count: u64,
+    pub sum_us: u64,
+    pub bins: [u64; LATENCY_BINS],
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist { count: 0, sum_us: 0, bins: [0; LATENCY_BINS] }
+    }
+}
+
+impl LatencyHist {
+    /// The bin of a duration of `us` microseconds.
+    #[inline]
+    pub fn bin(us: u64) -> usize {
+        ((64 - us.leading_zeros()) as usize).min(LATENCY_BINS - 1)
+    }
+    #[inline]
+    pub fn add(&mut self, us: u64) {
+        self.count += 1;
+        self.sum_us += us;
+        self.bins[Self::bin(us)] += 1;
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "count": self.count, "sum_us": self.sum_us, "log2_us": self.bins.to_vec() })
+    }
+}
+
 /// What the post-processing scripts keep per process, for one task.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskReclaim {
@@ -1158,6 +1194,10 @@ pub struct TaskReclaim {
     pub congest: WaitTotals,
     pub conditional: WaitTotals,
     direct_begin_at: Option<u64>,
+    /// In direct reclaim: a begin not yet followed by its end.
+    direct_open: bool,
+    /// Begins followed by another begin, not by an end.
+    direct_abandoned: u64,
     /// The script's STATE_KSWAPD_BEGIN: 0 when not awake.
     kswapd_begin_at: u64,
 }
@@ -1182,6 +1222,12 @@ pub mod wb {
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimStats {
     tasks: Vec<TaskReclaim>,
+    /// Every task's direct reclaim latencies (begin to end, as
+    /// `direct_stall_us` sums them), congestion_wait and
+    /// wait_iff_congested sleeps (`usec_delayed`).
+    pub direct_stall: LatencyHist,
+    pub congestion_wait: LatencyHist,
+    pub wait_iff_congested: LatencyHist,
 }
 
 impl ReclaimStats {
@@ -1211,11 +1257,15 @@ impl ReclaimStats {
             TraceRec::DirectReclaimBegin { .. } => {
                 t.direct_begin += 1;
                 t.direct_begin_at = Some(us);
+                t.direct_abandoned += u64::from(t.direct_open);
+                t.direct_open = true;
             }
             TraceRec::DirectReclaimEnd { .. } => {
                 if let Some(b) = t.direct_begin_at {
                     t.direct_us += us - b;
+                    self.direct_stall.add(us - b);
                 }
+                t.direct_open = false;
             }
             TraceRec::LruIsolate { lru, nr_scanned, .. } => {
                 if lru != lru::ACTIVE_ANON && lru != lru::ACTIVE_FILE {
@@ -1232,9 +1282,13 @@ impl ReclaimStats {
                 };
                 t.writes[k] += 1;
             }
-            TraceRec::CongestionWait { usec_timeout, usec_delayed } => t.congest.add(usec_timeout, usec_delayed),
+            TraceRec::CongestionWait { usec_timeout, usec_delayed } => {
+                t.congest.add(usec_timeout, usec_delayed);
+                self.congestion_wait.add(u64::from(usec_delayed as u32));
+            }
             TraceRec::WaitIffCongested { usec_timeout, usec_delayed } => {
-                t.conditional.add(usec_timeout, usec_delayed)
+                t.conditional.add(usec_timeout, usec_delayed);
+                self.wait_iff_congested.add(u64::from(usec_delayed as u32));
             }
         }
     }
@@ -1263,6 +1317,8 @@ impl ReclaimStats {
         let mut direct_us = 0;
         let mut kswapd_us = 0;
         let mut open_us = 0;
+        let mut direct_open = 0u64;
+        let mut direct_abandoned = 0u64;
         let end_us = ns2usecs(end_ns);
         for (pid, t) in self.tasks.iter().enumerate() {
             if *t == TaskReclaim::default() {
@@ -1273,6 +1329,8 @@ impl ReclaimStats {
             if t.kswapd_begin_at != 0 {
                 open_us += end_us.saturating_sub(t.kswapd_begin_at);
             }
+            direct_open += u64::from(t.direct_open);
+            direct_abandoned += t.direct_abandoned;
             let comm = comm_of(pid as u32);
             let name = script_name(kernel_comm(&comm));
             let name = if name.is_empty() { "NO_PROCESS_NAME" } else { name };
@@ -1344,8 +1402,15 @@ impl ReclaimStats {
                 "direct_stall_us": direct_us,
                 "kswapd_awake_us": kswapd_us,
                 "kswapd_awake_open_us": open_us,
+                "direct_reclaims_open": direct_open,
+                "direct_reclaims_abandoned": direct_abandoned,
             },
             "congestion_wait": { "direct": waits_json(&waits[0]), "kswapd": waits_json(&waits[1]) },
+            "latency": {
+                "direct_stall": self.direct_stall.to_json(),
+                "congestion_wait": self.congestion_wait.to_json(),
+                "wait_iff_congested": self.wait_iff_congested.to_json(),
+            },
         })
     }
 }
@@ -1797,6 +1862,35 @@ mod tests {
     }
 
     #[test]
+    fn latency_histograms_count_ended_stalls_and_every_wait() {
+        let begin = samples()[3].clone();
+        let end = TraceRec::DirectReclaimEnd { nr_reclaimed: 32 };
+        let st = stats_of(&[
+            // pid 2: a reclaim of 3 ms; then one dropped without an end, and one of 40 us.
+            (MS, 2, begin.clone()),
+            (4 * MS, 2, end.clone()),
+            (5 * MS, 2, begin.clone()),
+            (6 * MS, 2, begin.clone()),
+            (6 * MS + 40_000, 2, end),
+            // pid 3: still reclaiming at the end.
+            (7 * MS, 3, begin),
+            (7 * MS, 3, TraceRec::CongestionWait { usec_timeout: 100_000, usec_delayed: 100_000 }),
+            (7 * MS, 3, TraceRec::WaitIffCongested { usec_timeout: 100_000, usec_delayed: 0 }),
+        ]);
+        let sum = st.summary(&|pid| format!("t{pid}"), 8 * MS);
+        let v = &sum["vmscan"];
+        assert_eq!((v["direct_reclaims"].as_u64(), v["direct_reclaims_open"].as_u64(), v["direct_reclaims_abandoned"].as_u64()), (Some(4), Some(1), Some(1)));
+        assert_eq!(v["direct_stall_us"], 3_040);
+        let d = &sum["latency"]["direct_stall"];
+        assert_eq!((d["count"].as_u64(), d["sum_us"].as_u64()), (Some(2), Some(3_040)));
+        let bins: Vec<u64> = d["log2_us"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        assert_eq!(bins.len(), LATENCY_BINS);
+        assert_eq!((bins[6], bins[12]), (1, 1), "40 us in [32, 64), 3000 us in [2048, 4096)");
+        assert_eq!(sum["latency"]["congestion_wait"]["log2_us"][17], 1, "100 ms in [65536, 131072) us");
+        assert_eq!(sum["latency"]["wait_iff_congested"]["log2_us"][0], 1);
+    }
+
+    #[test]
     fn names_group_as_with_ignore_pid() {
         let wake = TraceRec::WakeupKswapd { nid: 0, zid: 1, order: 0, gfp_flags: 0 };
         let st = stats_of(&[
@@ -1821,6 +1915,10 @@ mod tests {
         assert_eq!(sum["congestion_wait"]["kswapd"]["conditional_waited"], 1);
         assert_eq!(sum["congestion_wait"]["direct"]["conditional_waited"], 1);
         assert_eq!(sum["vmscan"]["direct_stall_us"], 0, "a reclaim still running at the end has no latency");
+        assert_eq!(sum["vmscan"]["direct_reclaims_open"], 1);
+        assert_eq!(sum["latency"]["direct_stall"]["count"], 0);
+        assert_eq!(sum["latency"]["wait_iff_congested"]["count"], 2);
+        assert_eq!(sum["latency"]["wait_iff_congested"]["log2_us"][0], 2, "waits of 0 us go in bin 0");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! zonelist cache variants act as 3.0/3.1 did, kswapd and the flusher do
 //! their work, bad specifications name their field.
 
+use mmtwin_core::kernel::{NR_TL_COUNTERS, TIMELINE_CAP, TIMELINE_COUNTERS};
 use mmtwin_core::spec::parse;
+use mmtwin_core::trace::{LatencyHist, LATENCY_BINS};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -542,8 +544,12 @@ fn readahead_windows_reclaimed_before_use_are_counted() {
     // reclaimed before their process gets to them, and read again.
     let many = run(&m, &k, &mixed(16), true);
     let read = |r: &Value| delta(r, "pgpgin") / 4;
-    assert!(wasted(&one) * 50 < read(&one), "one stream wasted {} of {} pages read", wasted(&one), read(&one));
-    assert!(wasted(&many) * 5 > read(&many), "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
+    // Measured: one stream 1294 of 12715 (10%: its last windows meet the
+    // mixed stage's pressure), sixteen 10121 of 21450 (47%). Until bmap
+    // was fixed (2026-11-22) pages it wrongly called holes were zero-filled
+    // without a read, and one stream wasted under 2%.
+    assert!(wasted(&one) * 8 < read(&one), "one stream wasted {} of {} pages read", wasted(&one), read(&one));
+    assert!(wasted(&many) * 5 > read(&many) * 2, "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
     assert!(wasted(&many) <= read(&many));
 }
 
@@ -577,4 +583,165 @@ fn per_cpu_lists_sized_as_before_and_after_5_14() {
     assert_eq!(batch, 63);
     assert!(low / 4 > 4 * batch, "the big zone's low watermark should decide its high");
     assert_eq!(high, low / 4);
+}
+
+// --------------------------------------------------------------------------
+// The timeline's sampled event counters (cumulative from the start of the
+// run, ending at the /proc/vmstat delta), its thinning and memory bound, and
+// the ftrace latency histograms (their totals are the ftrace summary's).
+
+/// Two passes of a 96 MiB hog on the 64 MiB box: swap out and in, direct
+/// reclaim, kswapd, major faults.
+fn run_sampled(era: &str, sample_ms: u64) -> Value {
+    let spec = json!({"machine": swap_box(16384, 128), "kernel": {"name": era, "era": era, "zlc": if era == "4.11" { "none" } else { "after-first-zone" }},
+                      "workload": {"kind": "memhog", "bytes": 96u64 << 20, "threads": 2, "stride": 4096, "passes": 2},
+                      "sample_ms": sample_ms});
+    mmtwin_core::run(&parse(&spec.to_string()).unwrap()).unwrap()
+}
+
+/// End less start of the /proc/vmstat rows named `name` or `name_<zone>`.
+fn vm_delta(r: &Value, name: &str) -> u64 {
+    let (v, v0) = (r["vmstat"].as_object().unwrap(), &r["vmstat_start"]);
+    let rows: Vec<&String> = v.keys().filter(|k| *k == name || k.strip_prefix(name).is_some_and(|z| ["_dma", "_dma32", "_normal", "_movable"].contains(&z))).collect();
+    assert!(!rows.is_empty(), "no vmstat row {name}");
+    rows.iter().map(|k| v[*k].as_u64().unwrap() - v0[k.as_str()].as_u64().unwrap()).sum()
+}
+
+fn column(r: &Value, name: &str) -> Vec<u64> {
+    r["timeline"][name].as_array().unwrap_or_else(|| panic!("no timeline column {name}")).iter().map(|x| x.as_u64().unwrap()).collect()
+}
+
+/// What each counter column must end at, by the era's /proc/vmstat.
+fn expected_ends(r: &Value, era: &str) -> Vec<(&'static str, u64)> {
+    let mut out = vec![
+        ("pgpgin", vm_delta(r, "pgpgin")),
+        ("pgpgout", vm_delta(r, "pgpgout")),
+        ("pswpin", vm_delta(r, "pswpin")),
+        ("pswpout", vm_delta(r, "pswpout")),
+        ("pgscan_kswapd", vm_delta(r, "pgscan_kswapd")),
+        ("pgscan_direct", vm_delta(r, "pgscan_direct")),
+        ("allocstall", vm_delta(r, "allocstall")),
+        ("pgmajfault", vm_delta(r, "pgmajfault")),
+        ("nr_vmscan_write", vm_delta(r, "nr_vmscan_write")),
+        ("kswapd_wakeups", r["sim"]["kswapd_wakeups"].as_u64().unwrap()),
+    ];
+    if era == "4.11" {
+        out.push(("pgsteal_kswapd", vm_delta(r, "pgsteal_kswapd")));
+        out.push(("pgsteal_direct", vm_delta(r, "pgsteal_direct")));
+    } else {
+        // 3.0 prints pgsteal_<zone> summed over kswapd and direct reclaim, and kswapd_steal.
+        let steal = column(r, "pgsteal_kswapd").last().unwrap() + column(r, "pgsteal_direct").last().unwrap();
+        assert_eq!(steal, vm_delta(r, "pgsteal"), "pgsteal_kswapd + pgsteal_direct");
+        out.push(("pgsteal_kswapd", vm_delta(r, "kswapd_steal")));
+    }
+    out
+}
+
+#[test]
+fn counter_columns_start_at_zero_rise_and_end_at_the_vmstat_delta() {
+    for era in ["3.0", "4.11"] {
+        let r = run_sampled(era, 100);
+        let n = r["timeline"]["t_s"].as_array().unwrap().len();
+        assert!(n > 10, "{era}: {n} samples");
+        assert_eq!(TIMELINE_COUNTERS.len(), NR_TL_COUNTERS);
+        for name in TIMELINE_COUNTERS {
+            let c = column(&r, name);
+            assert_eq!(c.len(), n, "{era} {name}: one value per sample");
+            assert_eq!(c[0], 0, "{era} {name}: counted from the start of the run");
+            assert!(c.windows(2).all(|w| w[0] <= w[1]), "{era} {name}: a cumulative counter fell");
+        }
+        for (name, want) in expected_ends(&r, era) {
+            assert_eq!(*column(&r, name).last().unwrap(), want, "{era} {name}: last sample against the vmstat delta");
+        }
+        // The run did what the columns are for.
+        for name in ["pswpout", "pswpin", "pgscan_direct", "pgscan_kswapd", "allocstall", "pgmajfault", "kswapd_wakeups"] {
+            assert!(*column(&r, name).last().unwrap() > 0, "{era}: no {name}");
+        }
+        // The free-pages rows keep their shape: a row per sample, a value per zone.
+        let free = r["timeline"]["free_pages"].as_array().unwrap();
+        assert_eq!(free.len(), n);
+        assert!(free.iter().all(|row| row.as_array().unwrap().len() == 1));
+    }
+}
+
+#[test]
+fn thinning_keeps_every_column_with_its_time_and_doubles_the_period() {
+    // 1 ms samples on a run of several simulated seconds: thinned (more than
+    // TIMELINE_CAP samples taken), yet the columns stay aligned with t_s.
+    let r = run_sampled("3.0", 1);
+    let t: Vec<f64> = r["timeline"]["t_s"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let elapsed = r["times"]["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed * 1000.0 > 2.0 * TIMELINE_CAP as f64, "the run is too short to thin: {elapsed} s");
+    assert!(t.len() <= TIMELINE_CAP + 1 && t.len() > TIMELINE_CAP / 2, "{} samples", t.len());
+    // Evenly spaced (but the final sample, at the end of the run), at a power of two of 1 ms.
+    let gap = t[1] - t[0];
+    let ms = (gap * 1000.0).round() as u64;
+    assert!(ms.is_power_of_two() && ms >= 2, "gap {gap}");
+    for w in t[..t.len() - 1].windows(2) {
+        assert!(((w[1] - w[0]) - gap).abs() < 1e-9, "uneven gap {} at {}", w[1] - w[0], w[0]);
+    }
+    assert!(*t.last().unwrap() >= t[t.len() - 2]);
+    // Every column kept the samples t_s kept: one value each, still a counter, same end.
+    for name in TIMELINE_COUNTERS {
+        let c = column(&r, name);
+        assert_eq!(c.len(), t.len(), "{name}");
+        assert_eq!(c[0], 0, "{name}");
+        assert!(c.windows(2).all(|w| w[0] <= w[1]), "{name}");
+    }
+    for (name, want) in expected_ends(&r, "3.0") {
+        assert_eq!(*column(&r, name).last().unwrap(), want, "{name}");
+    }
+    // Memory: the columns never grow past TIMELINE_CAP + 1 samples.
+    let zones = 1u64;
+    let bound = (TIMELINE_CAP as u64 + 1) * (8 * zones + 8 * (3 + NR_TL_COUNTERS as u64));
+    let bytes = r["sim"]["timeline_bytes"].as_u64().unwrap();
+    // Thinned: every column grew to its cap (by doubling, the last step only to cap + 1) and no further.
+    assert_eq!(bytes, bound);
+}
+
+#[test]
+fn latency_histograms_count_what_the_ftrace_summary_counts() {
+    for era in ["3.0", "4.11"] {
+        let r = run_sampled(era, 100);
+        let ft = &r["ftrace"];
+        let lat = &ft["latency"];
+        let hist = |k: &str| -> (u64, u64, Vec<u64>) {
+            let h = &lat[k];
+            let bins: Vec<u64> = h["log2_us"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+            (h["count"].as_u64().unwrap(), h["sum_us"].as_u64().unwrap(), bins)
+        };
+        let (n, sum, bins) = hist("direct_stall");
+        assert_eq!(bins.len(), LATENCY_BINS);
+        assert_eq!(bins.iter().sum::<u64>(), n);
+        assert!(n > 0, "{era}: no direct reclaim stall");
+        let unended = ft["vmscan"]["direct_reclaims_open"].as_u64().unwrap() + ft["vmscan"]["direct_reclaims_abandoned"].as_u64().unwrap();
+        assert_eq!(n + unended, ft["vmscan"]["direct_reclaims"].as_u64().unwrap(), "{era}: a stall per direct reclaim that ended");
+        assert_eq!(sum, ft["vmscan"]["direct_stall_us"].as_u64().unwrap(), "{era}");
+        let cw = &ft["congestion_wait"];
+        for (k, waited, us) in [("congestion_wait", "congest_waited", "congest_us"), ("wait_iff_congested", "conditional_waited", "conditional_us")] {
+            let (n, sum, bins) = hist(k);
+            assert_eq!(bins.iter().sum::<u64>(), n, "{era} {k}");
+            assert_eq!(n, cw["direct"][waited].as_u64().unwrap() + cw["kswapd"][waited].as_u64().unwrap(), "{era} {k}");
+            assert_eq!(sum, cw["direct"][us].as_u64().unwrap() + cw["kswapd"][us].as_u64().unwrap(), "{era} {k}");
+        }
+    }
+}
+
+#[test]
+fn latency_bins_are_log2_microseconds() {
+    assert_eq!(LatencyHist::bin(0), 0);
+    assert_eq!(LatencyHist::bin(1), 1);
+    assert_eq!(LatencyHist::bin(2), 2);
+    assert_eq!(LatencyHist::bin(3), 2);
+    assert_eq!(LatencyHist::bin(4), 3);
+    assert_eq!(LatencyHist::bin(4000), 12); // 2^11 = 2048 <= 4000 < 4096
+    assert_eq!(LatencyHist::bin((1 << 27) - 1), 27);
+    assert_eq!(LatencyHist::bin(1 << 27), LATENCY_BINS - 1);
+    assert_eq!(LatencyHist::bin(u64::MAX), LATENCY_BINS - 1);
+    let mut h = LatencyHist::default();
+    for us in [0, 5, 5, 100_000] {
+        h.add(us);
+    }
+    assert_eq!((h.count, h.sum_us), (4, 100_010));
+    assert_eq!((h.bins[0], h.bins[3], h.bins[17]), (1, 2, 1));
 }

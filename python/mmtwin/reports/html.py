@@ -10,8 +10,12 @@ on the same axes:
 * free pages per node over time (a panel per node, or a heat map per run
   when the machine has more than ``plots.SMALL_MULTIPLES_MAX`` nodes);
 * dirty and writeback pages over time, when the timeline has them;
-* event counters over time as rates, for any counter the engine samples in
-  its timeline (none today: it samples free pages, nr_dirty and nr_writeback);
+* block I/O over time (pgpgin and pgpgout in MiB/s), kswapd and direct
+  reclaim scanning and reclaiming over time, and the other sampled event
+  counters as rates between timeline samples (``TIMELINE_COUNTERS``);
+* latency CDFs of direct reclaim stalls, congestion_wait and
+  wait_iff_congested, from the engine's log2 histograms (``ftrace.latency``),
+  with a table of counts, means and quantiles;
 * whole-run /proc/vmstat rates (events per simulated second);
 * kswapd and direct reclaim activity (pages scanned and reclaimed, writes by
   reclaim, kswapd CPU time and wakeups);
@@ -26,12 +30,12 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from mmtwin.errors import MmtwinError
-from mmtwin.results import Run, Saved, make_writable_dir
+from mmtwin.results import TIMELINE_COUNTERS, Run, Saved, make_writable_dir
 
 _CSS = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1200px; }
@@ -84,15 +88,14 @@ def free_per_node(run: Run) -> tuple[list[float], dict[int, list[int]]]:
 
 
 def counter_rates(run: Run) -> dict[str, tuple[list[float], list[float]]]:
-    """Event counters sampled in the timeline (names not starting ``nr_``) as per-second rates
-    between samples. The engine samples none today; any it adds is drawn."""
+    """The event counters the run's timeline samples (``TIMELINE_COUNTERS``, in that order; results
+    written before the engine sampled them have none) as per-second rates between samples,
+    each rate at the later sample's time."""
     tl = run.result.get("timeline") or {}
     t = [float(x) for x in tl.get("t_s", [])]
     out = {}
-    for key in sorted(tl):
-        if key in ("t_s", "free_pages") or key.startswith("nr_"):
-            continue
-        ys = list(tl[key])[: len(t)]
+    for key in TIMELINE_COUNTERS:
+        ys = list(tl.get(key) or [])[: len(t)]
         if not ys or isinstance(ys[0], list):
             continue
         xs, rates = [], []
@@ -103,6 +106,85 @@ def counter_rates(run: Run) -> dict[str, tuple[list[float], list[float]]]:
                 rates.append((float(ys[i]) - float(ys[i - 1])) / dt)
         out[key] = (xs, rates)
     return out
+
+
+# The panels of the figures of sampled counters: (counter, panel title, y label, factor to the y unit).
+BLOCK_IO_PANELS = (("pgpgin", "pgpgin: read from block devices", "MiB/s", 1 / 1024),
+                   ("pgpgout", "pgpgout: written to block devices", "MiB/s", 1 / 1024))
+SCAN_PANELS = (("pgscan_kswapd", "pgscan_kswapd: pages scanned by kswapd", "pages/s", 1.0),
+               ("pgscan_direct", "pgscan_direct: pages scanned by direct reclaim", "pages/s", 1.0),
+               ("pgsteal_kswapd", "pgsteal_kswapd: pages reclaimed by kswapd", "pages/s", 1.0),
+               ("pgsteal_direct", "pgsteal_direct: pages reclaimed by direct reclaim", "pages/s", 1.0))
+EVENT_PANELS = (("allocstall", "allocstall: direct reclaim entered", "per s", 1.0),
+                ("kswapd_wakeups", "kswapd wakeups", "per s", 1.0),
+                ("pgmajfault", "pgmajfault: major faults", "per s", 1.0),
+                ("pswpin", "pswpin: pages swapped in", "pages/s", 1.0),
+                ("pswpout", "pswpout: pages swapped out", "pages/s", 1.0),
+                ("nr_vmscan_write", "nr_vmscan_write: pages written by reclaim", "pages/s", 1.0))
+
+
+def rate_panels(rates: Mapping[str, Mapping[str, tuple[list[float], list[float]]]],
+                spec: Sequence[tuple[str, str, str, float]]) -> tuple[list[tuple[str, str, list[Any]]], list[str]]:
+    """(panels for plots.plot_panels, counters left out): a panel per counter of ``spec`` that some
+    run sampled and that rose in at least one run, a line per run (``rates``: label -> counter_rates)."""
+    panels, idle = [], []
+    for key, title, unit, scale in spec:
+        series = [(lab, xs, [y * scale for y in ys]) for lab, r in rates.items() if key in r for xs, ys in [r[key]]]
+        if not series:
+            continue
+        if not any(y for _, _, ys in series for y in ys):
+            idle.append(key)
+            continue
+        panels.append((title, unit, series))
+    return panels, idle
+
+
+LATENCY_KINDS = (("direct_stall", "direct reclaim stalls (mm_vmscan_direct_reclaim_begin to end)"),
+                 ("congestion_wait", "congestion_wait sleeps (writeback_congestion_wait)"),
+                 ("wait_iff_congested", "wait_iff_congested sleeps (writeback_wait_iff_congested)"))
+
+
+def latency_hists(run: Run) -> dict[str, tuple[int, int, list[int]]]:
+    """The engine's log2 latency histograms of a run (``result.ftrace.latency``, docs/ftrace.md):
+    kind -> (count, sum in µs, counts per bin). Empty for kernels without tracepoints and results
+    written before the engine kept them."""
+    lat = (run.result.get("ftrace") or {}).get("latency") or {}
+    out = {}
+    for kind, _ in LATENCY_KINDS:
+        h = lat.get(kind)
+        if h:
+            out[kind] = (int(h["count"]), int(h["sum_us"]), [int(x) for x in h["log2_us"]])
+    return out
+
+
+def bin_upper_us(i: int) -> int:
+    """The upper bound (exclusive) of log2 bin ``i`` in µs: bin 0 holds 0 µs, bin i holds 2^(i-1) to
+    2^i - 1 µs; the last bin (everything from 2^27 µs) is given the bound 2^28."""
+    return 1 << i
+
+
+def latency_cdf(bins: Sequence[int], lo: int, hi: int) -> tuple[list[float], list[float]]:
+    """CDF points of a log2 histogram at the upper bounds of bins ``lo``..``hi`` (ms, fraction of
+    durations below the bound); the fraction is exact at each bound."""
+    total = sum(bins)
+    xs, ys, acc = [], [], 0
+    for i, n in enumerate(bins):
+        acc += n
+        if lo <= i <= hi:
+            xs.append(bin_upper_us(i) / 1000.0)
+            ys.append(acc / total if total else 0.0)
+    return xs, ys
+
+
+def latency_quantile_us(bins: Sequence[int], q: float) -> int:
+    """The upper bound (µs) of the bin holding quantile ``q``: at least that fraction of durations lie below."""
+    total = sum(bins)
+    acc = 0
+    for i, n in enumerate(bins):
+        acc += n
+        if total and acc >= q * total:
+            return bin_upper_us(i)
+    return 0
 
 
 VMSTAT_RATE_ROWS = ("Page Ins", "Page Outs", "Kswapd pages scanned", "Direct pages scanned",
@@ -279,14 +361,65 @@ def _render(trees: Sequence[Saved], texts: Sequence[str], out_dir: Path) -> Path
                    f"{test} dirty and writeback pages", f"{test}: nr_dirty and nr_writeback over simulated time, a line per run.")
 
         rates = {lab: counter_rates(r) for lab, r in runs}
-        keys = sorted({k for v in rates.values() for k in v})
-        if keys:
-            panels = [(k, "per second", [(lab, *rates[lab][k]) for lab in names if k in rates[lab]]) for k in keys]
-            figure([plots.plot_panels(panels, f"{test}: vmstat rates over time", png_path(f"{test}-rates-over-time"))],
-                   f"{test} vmstat rates over time", f"{test}: sampled event counters as rates between samples.")
+        if any(rates.values()):
+            for spec, slug, what, caption in (
+                (BLOCK_IO_PANELS, "block-io", "block I/O over time",
+                 "pgpgin and pgpgout as MiB per simulated second between timeline samples (page cache, swap "
+                 "and filesystem I/O), a line per run."),
+                (SCAN_PANELS, "reclaim-over-time", "kswapd and direct reclaim over time",
+                 "pages scanned and reclaimed per simulated second by kswapd and by direct reclaim "
+                 "(pgscan and pgsteal summed over zones), a line per run."),
+                (EVENT_PANELS, "rates-over-time", "vmstat rates over time",
+                 "event counters per simulated second between timeline samples, a line per run."),
+            ):
+                panels, idle = rate_panels(rates, spec)
+                left = f" Left out, 0 in every run: {', '.join(idle)}." if idle else ""
+                if panels:
+                    figure([plots.plot_panels(panels, f"{test}: {what}", png_path(f"{test}-{slug}"))],
+                           f"{test} {what}", f"{test}: {caption}{left}")
+                else:
+                    parts.append(f"<p class=\"note\">{_esc(test)}: {_esc(what)}: every counter stayed 0 in every run "
+                                 f"({_esc(', '.join(idle))}).</p>\n")
         else:
-            parts.append("<p class=\"note\">The engine samples no event counter over time yet (its timeline holds free "
-                         "pages per zone, nr_dirty and nr_writeback), so vmstat rates are shown over the whole run.</p>\n")
+            parts.append("<p class=\"note\">These results' timelines sample no event counter (written before the "
+                         "engine sampled them), so vmstat rates are shown over the whole run only.</p>\n")
+
+        hists = {lab: latency_hists(r) for lab, r in runs}
+        events = any(n for h in hists.values() for n, _, _ in h.values())
+        if any(hists.values()):
+            rows = []
+            for kind, _ in LATENCY_KINDS:
+                for lab in names:
+                    if kind in hists[lab]:
+                        n, us, bins = hists[lab][kind]
+                        rows.append([kind, lab, n, f"{us / n:.0f}" if n else "",
+                                     *(f"< {latency_quantile_us(bins, q)}" if n else "" for q in (0.5, 0.9, 0.99)),
+                                     f"{us / 1e6:.3f}"])
+            parts.append(_table(["latency", "RUN", "count", "mean µs", "p50 µs", "p90 µs", "p99 µs", "total s"], rows,
+                                "Direct reclaim stalls and congestion waits (quantiles: the upper bound of the log2 "
+                                "bin that holds them)"))
+            panels = []
+            for kind, title in LATENCY_KINDS:
+                have = [(lab, h[kind]) for lab, h in hists.items() if kind in h and h[kind][0] > 0]
+                if not have:
+                    panels.append((title, []))
+                    continue
+                used = [i for _, (_, _, bins) in have for i, n in enumerate(bins) if n]
+                lo, hi = max(0, min(used) - 1), max(used)
+                panels.append((title, [(f"{lab} (n={n}{', all 0 µs' if bins[0] == n else ''})",
+                                        *latency_cdf(bins, lo, hi)) for lab, (n, _, bins) in have]))
+            if events:
+                figure([plots.plot_cdfs(panels, f"{test}: latency CDFs", png_path(f"{test}-latency-cdf"))],
+                       f"{test} latency CDFs",
+                       f"{test}: the fraction of direct reclaim stalls and congestion waits shorter than each duration "
+                       "(log x axis; exact at the bounds of the engine's log2 µs bins, a wait that did not sleep counts "
+                       "as under 1 µs), a line per run.")
+            else:
+                parts.append(f"<p class=\"note\">{_esc(test)}: no direct reclaim stall or congestion wait in any run: "
+                             "no latency CDFs.</p>\n")
+        else:
+            parts.append("<p class=\"note\">No latency histograms (kernels without tracepoints, 2.6.18, or results "
+                         "written before the engine kept them): no latency CDFs.</p>\n")
         figure([plots.plot_grouped_bars(
             [("events per simulated second over the whole run", VMSTAT_RATE_ROWS,
               {lab: vmstat_rates(r) for lab, r in runs})],

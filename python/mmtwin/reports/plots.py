@@ -18,23 +18,37 @@ def _pyplot() -> Any:
     return plt
 
 
+ZONE_LINES_MAX = 16  # more populated zones than this: a heat map instead of a line per zone
+
+
 def plot_zone_timeline(result: Mapping[str, Any], path: Path, *, title: str | None = None) -> Path:
-    """Free pages of every populated zone against simulated time."""
+    """Free pages of every populated zone against simulated time: a labelled line per zone, or,
+    with more than ZONE_LINES_MAX zones (the 28-node box), a heat map (zones down, time across)."""
     plt = _pyplot()
     timeline = result.get("timeline", {})
     t_s = list(timeline.get("t_s", []))
     free = timeline.get("free_pages", [])
     zones = result.get("zones", [])
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    for i, zone in enumerate(zones):
-        if zone.get("present", 0) <= 0:
-            continue
-        ax.plot(t_s, [row[i] for row in free], linewidth=0.8, label=f"N{zone['node']}/{zone['zone']}")
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("free pages")
-    ax.set_title(title or f"{result.get('kernel', '?')} on {result.get('machine', '?')}: free pages per zone")
-    if 0 < len(zones) <= 16:
-        ax.legend(fontsize="small", ncol=2)
+    populated = [(i, f"N{z['node']}/{z['zone']}") for i, z in enumerate(zones) if z.get("present", 0) > 0]
+    title = title or f"{result.get('kernel', '?')} on {result.get('machine', '?')}: free pages per zone"
+    if len(populated) > ZONE_LINES_MAX and t_s:
+        fig, ax = plt.subplots(figsize=(10, 1.5 + 0.22 * len(populated)))
+        grid = [[row[i] for row in free] for i, _ in populated]
+        im = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="viridis",
+                       extent=(float(t_s[0]), float(t_s[-1]), len(populated) - 0.5, -0.5))
+        ax.set_yticks(range(len(populated)), [name for _, name in populated], fontsize="x-small")
+        fig.colorbar(im, ax=ax, label="free pages")
+        ax.set_xlabel("simulated time (s)")
+        ax.set_title(title)
+    else:
+        fig, ax = plt.subplots(figsize=(10, 5.5))
+        for i, name in populated:
+            ax.plot(t_s, [row[i] for row in free], linewidth=0.8, label=name)
+        ax.set_xlabel("simulated time (s)")
+        ax.set_ylabel("free pages")
+        ax.set_title(title)
+        if populated:
+            ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=100, metadata={"Software": None})
@@ -49,30 +63,47 @@ def plot_seed_table(
     new_name: str,
     *,
     published: Sequence[Cell] | None = None,
+    same_scale: bool = False,
 ) -> Path:
-    """System time per (GB, threads) cell for both kernels; published values as outlines if given."""
+    """System time per (GB, threads) cell for both kernels. With ``published`` cells, a first
+    panel puts the published and simulated change of the new kernel's sys time against the
+    baseline (%) side by side on one axis; with ``same_scale`` (a run at published scale) the
+    published times are also drawn beside the simulated ones (hatched) on the absolute axis."""
     plt = _pyplot()
     labels = [f"{c.size_gb:g}/{c.threads}" if isinstance(c.size_gb, float) else f"{c.size_gb}/{c.threads}" for c in cells]
     x = list(range(len(cells)))
-    fig, axes = plt.subplots(2 if published else 1, 1, figsize=(11, 7 if published else 4), squeeze=False)
-    ax = axes[0][0]
-    w = 0.4
-    ax.bar([i - w / 2 for i in x], [c.base.sys for c in cells], w, label=base_name)
-    ax.bar([i + w / 2 for i in x], [c.new.sys for c in cells], w, label=short_name(new_name, base_name))
-    ax.set_ylabel("sys (s), simulated")
-    ax.set_xticks(x, labels, rotation=45, fontsize="small")
-    ax.legend(fontsize="small")
+    by_key = {(c.size_gb, c.threads): c for c in published or []}
+    pub = [by_key.get((c.size_gb, c.threads)) for c in cells]
+    fig, axes = plt.subplots(2 if published else 1, 1, figsize=(11, 7.5 if published else 4), squeeze=False)
+    new_label = short_name(new_name, base_name)
     if published:
-        by_key = {(c.size_gb, c.threads): c for c in published}
-        pub = [by_key.get((c.size_gb, c.threads)) for c in cells]
-        ax2 = axes[1][0]
-        ax2.bar([i - w / 2 for i in x], [p.base.sys if p else 0 for p in pub], w, label=base_name)
-        ax2.bar([i + w / 2 for i in x], [p.new.sys if p else 0 for p in pub], w, label=short_name(new_name, base_name))
-        ax2.set_ylabel("sys (s), published")
-        ax2.set_xticks(x, labels, rotation=45, fontsize="small")
-        ax2.set_xlabel("GB / threads")
-    else:
-        ax.set_xlabel("GB / threads")
+        ax = axes[0][0]
+
+        def change(c: Cell | None) -> float:
+            return 100.0 * (c.new.sys - c.base.sys) / c.base.sys if c is not None and c.base.sys else 0.0
+
+        ax.bar([i - 0.2 for i in x], [change(p) for p in pub], 0.4, label="published", color="#999999")
+        ax.bar([i + 0.2 for i in x], [change(c) for c in cells], 0.4, label="simulated", color="#1f77b4")
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_ylabel(f"sys, {new_label} vs {base_name} (%)", fontsize="small")
+        ax.set_xticks(x, labels, rotation=45, fontsize="small")
+        ax.set_title("change of system time: published and simulated on one axis", fontsize="small")
+        ax.legend(fontsize="small")
+    ax = axes[-1][0]
+    both = bool(published) and same_scale
+    w = 0.2 if both else 0.4
+    offsets = (-1.5 * w, -0.5 * w, 0.5 * w, 1.5 * w) if both else (-w / 2, w / 2)
+    ax.bar([i + offsets[0] for i in x], [c.base.sys for c in cells], w, label=f"{base_name}, simulated", color="#1f77b4")
+    ax.bar([i + offsets[1] for i in x], [c.new.sys for c in cells], w, label=f"{new_label}, simulated", color="#ff7f0e")
+    if both:
+        ax.bar([i + offsets[2] for i in x], [p.base.sys if p else 0 for p in pub], w, label=f"{base_name}, published",
+               color="white", edgecolor="#1f77b4", hatch="//")
+        ax.bar([i + offsets[3] for i in x], [p.new.sys if p else 0 for p in pub], w, label=f"{new_label}, published",
+               color="white", edgecolor="#ff7f0e", hatch="//")
+    ax.set_ylabel("sys (s)" + ("" if both else ", simulated"), fontsize="small")
+    ax.set_xticks(x, labels, rotation=45, fontsize="small")
+    ax.set_xlabel("GB / threads")
+    ax.legend(fontsize="small")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=100, metadata={"Software": None})
@@ -212,6 +243,39 @@ def plot_grouped_bars(panels: Sequence[tuple[str, Sequence[str], Mapping[str, Se
         ax.set_title(name, fontsize="small")
         ax.tick_params(axis="y", labelsize="x-small")
         ax.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.01, 0.5), ncol=_legend_cols(len(values)))
+    fig.suptitle(title, fontsize="medium")
+    return _png(fig, path)
+
+
+def plot_cdfs(panels: Sequence[tuple[str, Sequence[Series]]], title: str, path: Path | None = None) -> bytes:
+    """CDF panels side by side, each ``(panel title, [(run label, durations in ms, fraction below)])``,
+    on a log x axis; a panel with no series says so."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels) + 1.5, 3.6), squeeze=False, layout="constrained")
+    for ax, (name, series) in zip(axes[0], panels):
+        for label, x, y in series:
+            # A distribution held in one bin is one point: drawn large enough to see.
+            ax.plot(x, y, linewidth=1.0, marker="o" if len(x) == 1 else ".", markersize=6 if len(x) == 1 else 3,
+                    label=label)
+        ax.set_title(name, fontsize="x-small")
+        ax.set_xscale("log")
+        xs = [float(v) for _, x, _ in series for v in x if v > 0]
+        if xs:
+            # At least two decades, so a distribution held in one or two bins still reads as one.
+            lo, hi = min(xs) / 4, max(xs) * 4
+            if hi / lo < 100:
+                mid = (lo * hi) ** 0.5
+                lo, hi = mid / 10, mid * 10
+            ax.set_xlim(lo, hi)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("duration (ms)", fontsize="small")
+        ax.tick_params(labelsize="x-small")
+        ax.grid(True, which="major", linewidth=0.3)
+        if series:
+            ax.legend(fontsize="xx-small", loc="lower right", ncol=_legend_cols(len(series)))
+        else:
+            ax.text(0.5, 0.5, "none in any run", ha="center", va="center", transform=ax.transAxes, fontsize="small")
+    axes[0][0].set_ylabel("fraction shorter", fontsize="small")
     fig.suptitle(title, fontsize="medium")
     return _png(fig, path)
 

@@ -303,7 +303,8 @@ def run(options: Options) -> Outcome:
         from mmtwin.reports import plots
 
         options.plot_dir.mkdir(parents=True, exist_ok=True)
-        plots.plot_seed_table(cells, options.plot_dir / f"{exp.name}-sys.png", base, new, published=PUBLISHED)
+        plots.plot_seed_table(cells, options.plot_dir / f"{exp.name}-sys.png", base, new, published=PUBLISHED,
+                              same_scale=scale == 1)
     if options.json:
         return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
     decimals = 0 if options.scale == 1 else 2
