@@ -1,4 +1,5 @@
-//! The block layer: one request queue per device, back merging, an
+//! The block layer: request queues (one per disk; md RAID-0 remaps bios to
+//! its members' queues), back merging, an
 //! elevator per disk (noop, or deadline with its sector sort and expiry),
 //! md RAID-0 striping, request-count congestion (3.0 semantics), and disks
 //! with a flat access time or a seek curve and rotation.
@@ -17,20 +18,29 @@
 //!   `nr_congestion_on` (in `get_request`) and cleared when it falls below
 //!   `nr_congestion_off` (in `__freed_request`); see [`congestion_thresholds`].
 //! * With `disks: N > 1` the device is an md RAID-0 of N identical disks.
-//!   A request's sectors are split at chunk boundaries and mapped as
-//!   `raid0.c:map_sector` does for a single strip zone. Each member disk
-//!   serves one piece at a time, in the order its [`Elevator`] picks (noop:
-//!   arrival order; deadline: reads first, in batches); a request contributes at most one
-//!   (contiguous) piece per disk, and completes when all its pieces have.
-//! * A piece costs `access_us` unless it starts exactly where the previous
-//!   piece served by that disk ended, plus its bytes at `bandwidth_mib_s`.
-//!
+//!   md is bio-based in 3.0 (`md_make_request`): a bio is at most a chunk
+//!   ([`BlockLayer::max_bio_pages`], `max_hw_sectors` = chunk), one crossing
+//!   a chunk boundary goes as two (`raid0_mergeable_bvec`), and each goes to
+//!   its member disk's own request list (`raid0_make_request`), mapped as
+//!   `raid0.c:map_sector` does for a single strip zone: `nr_requests` per
+//!   direction and member, congestion per member, and the device congested
+//!   when any member is (`raid0_congested`). Requests never span chunks.
+//! * Each disk serves one piece at a time, in the order its [`Elevator`]
+//!   picks (noop: arrival order; deadline: sector order in batches, reads
+//!   first, with expiry).
+//! * A piece costs its bytes at `bandwidth_mib_s`, plus, unless it starts
+//!   exactly where the previous piece served by that disk ended, either the
+//!   flat `access_us` or, with `rpm` set, a seek over the distance plus half a
+//!   rotation (a start a little ahead: the gap passing under the head).
+//! * The next block event is the end of a piece.
+
 //! Callers should run `complete(now)` before `submit(now, ..)`: a piece never
 //! starts before the submit time of its request's latest bio, so a late
 //! `complete` cannot start work in the past, but it can delay it.
 //!
-//! Storage is preallocated per queue (`2 * nr_requests` request slots with
-//! room for `max_sectors_kib` of pfns each): no allocation per bio. All
+//! Storage is preallocated per queue (`2 * nr_requests` request slots per
+//! member disk with room for `max_sectors_kib` of pfns each): no allocation
+//! per bio. All
 //! orders are fixed (slot index, disk index, request sequence number).
 
 use std::collections::VecDeque;
@@ -1053,51 +1063,54 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "WIP (branch kswapwr): written for one md request list with requests spanning chunks; md now has a list per member and bios of at most a chunk"]
     fn raid0_split_and_parallel() {
         let mut b = BlockLayer::new(&[spec(4, 128, 1024)], 4096); // chunk 64 KiB = 16 pages = 128 sectors
         let q = &b.qs[0];
         assert_eq!(q.map(5 * 128 + 24), (1, 128 + 24)); // chunk 5 -> disk 1, second local chunk
         assert_eq!(q.map(3 * 128), (3, 0));
-        let pfns: Vec<u32> = (0..64).collect();
-        assert_eq!(b.submit(0, 0, Dir::Write, 0, &pfns, 7), Submit::Queued);
-        let t1 = ACC + 16 * PG; // four 16-page pieces in parallel
+        assert_eq!(b.max_bio_pages(0), 16, "an md bio is at most a chunk");
+        let pfns: Vec<u32> = (0..16).collect();
+        for c in 0..4u64 {
+            assert_eq!(b.submit(0, 0, Dir::Write, 16 * c, &pfns, c as u32), Submit::Queued);
+        }
+        let t1 = ACC + 16 * PG; // four chunks, one per member, in parallel
         assert_eq!(b.next_completion(), Some(t1));
-        // 24 pages at block 72: chunk 4 from page 8 (disk 0, local pages 24..32,
-        // not where disk 0 stopped: access) and chunk 5 (disk 1, local 16..32, contiguous).
-        assert_eq!(b.submit(0, 0, Dir::Write, 72, &pfns[..24], 8), Submit::Queued);
-        // Merged: 4 more pages in chunk 6 (disk 2, local 16..20, contiguous).
-        assert_eq!(b.submit(0, 0, Dir::Write, 96, &pfns[..4], 9), Submit::Merged);
-        let t2 = t1 + ACC + 8 * PG; // disk 0; disks 1 and 2 finish at t1 + 16 PG, t1 + 4 PG
+        // 16 pages at block 72 cross from chunk 4 (disk 0, local pages 24..32,
+        // not where disk 0 stopped: an access) into chunk 5 (disk 1, local
+        // 16..24, contiguous): two requests, one on each member's list.
+        assert_eq!(b.submit(0, 0, Dir::Write, 72, &pfns, 8), Submit::Queued);
+        assert_eq!(b.stats(0).requests[1], 6);
+        // 4 more pages at block 88 back-merge into the disk-1 part.
+        assert_eq!(b.submit(0, 0, Dir::Write, 88, &pfns[..4], 9), Submit::Merged);
         let v = drain(&mut b);
-        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), vec![(t1, 7), (t2, 8), (t2, 9)]);
-        assert_eq!(v[0].3, pfns);
-        assert_eq!(v[1].3, &pfns[..24]);
-        assert_eq!(b.disk_busy_ns(0, 1), t1 + 16 * PG);
-        assert_eq!(b.disk_busy_ns(0, 2), t1 + 4 * PG);
-        assert_eq!(b.disk_busy_ns(0, 3), t1);
+        let (t2, t3) = (t1 + 12 * PG, t1 + ACC + 8 * PG);
+        let want = vec![(t1, 0), (t1, 1), (t1, 2), (t1, 3), (t2, 8), (t2, 9), (t3, 8)];
+        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), want);
+        assert_eq!((&v[4].3[..], &v[5].3[..], &v[6].3[..]), (&pfns[8..], &pfns[..4], &pfns[..8]));
+        assert_eq!(b.disk_busy_ns(0, 1), t2);
+        assert_eq!(b.disk_busy_ns(0, 2), t1);
     }
 
     #[test]
-    #[ignore = "WIP (branch kswapwr): written for one md request list with requests spanning chunks; md now has a list per member and bios of at most a chunk"]
-    fn raid0_pending_pieces_exact_and_ordered() {
-        // Chunk 16 pages: device pages 0..16 -> disk 0 local 0..16, 16..32 -> disk 1
-        // local 0..16, 32..48 -> disk 0 local 16..32, 48..64 -> disk 1 local 16..32.
-        let mut b = BlockLayer::new(&[spec(2, 16, 512)], 4096);
-        b.submit(0, 0, Dir::Write, 0, &[0; 16], 1); // A: disk 0 L0..16
-        b.submit(0, 0, Dir::Write, 24, &[0; 16], 2); // B: disk 1 L8..16 starts; disk 0 L16..24 waits for A
-        assert_eq!(b.submit(0, 0, Dir::Write, 40, &[0; 1], 9), Submit::Queued); // B started: no merge
-                                                                                // C: disk 1 L16..19, after B's piece there, contiguous. The first
-                                                                                // event (B's disk-1 piece at ACC + 8 PG) completes nothing.
-        b.submit(0, 0, Dir::Read, 48, &[0; 3], 3);
-        assert_eq!(b.next_completion(), Some(ACC + 8 * PG));
+    fn raid0_a_request_list_per_member() {
+        // md is bio-based in 3.0: each member disk has its own nr_requests
+        // per direction, and the device is congested when any member is.
+        let mut b = BlockLayer::new(&[spec(4, 4, 1024)], 4096); // chunk 16 pages
+        for i in 0..4u64 {
+            assert_eq!(b.submit(0, 0, Dir::Write, 2 * i, &[0], i as u32), Submit::Queued); // chunk 0: disk 0
+        }
+        assert!(b.congested(0, Dir::Write) && b.any_congested(Dir::Write), "disk 0 reached its on threshold (4)");
+        assert_eq!(b.submit(0, 0, Dir::Write, 6400, &[0], 9), Submit::Full, "chunk 400: disk 0, whose list is full");
+        assert_eq!(b.submit(0, 0, Dir::Write, 16, &[0], 10), Submit::Queued, "chunk 1: disk 1 has room");
+        assert_eq!(b.in_flight(0, Dir::Write), 5);
         let mut out = Vec::new();
-        b.complete(ACC + 8 * PG, &mut out);
-        assert!(out.is_empty());
-        assert_eq!(b.next_completion(), Some(ACC + 11 * PG));
-        let v = drain(&mut b);
-        let want = [(ACC + 11 * PG, 3), (ACC + 16 * PG, 1), (ACC + 24 * PG, 2), (ACC + 25 * PG, 9)];
-        assert_eq!(v.iter().map(|x| (x.0, x.2)).collect::<Vec<_>>(), want);
+        b.complete(b.next_completion().unwrap(), &mut out); // disk 0's first and disk 1's
+        assert_eq!(out.len(), 2);
+        assert!(b.congested(0, Dir::Write), "disk 0 has 3 left: not below off (3)");
+        out.clear();
+        b.complete(b.next_completion().unwrap(), &mut out);
+        assert!(!b.congested(0, Dir::Write) && !b.any_congested(Dir::Write));
+        assert_eq!(b.take_uncongested_edges(), edge_bit(0, Dir::Write));
         // Ties across disks come out in request order, not disk order.
         let mut b = BlockLayer::new(&[spec(2, 16, 512)], 4096);
         b.submit(0, 0, Dir::Write, 16, &[0; 4], 1); // disk 1

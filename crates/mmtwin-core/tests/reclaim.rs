@@ -544,12 +544,13 @@ fn readahead_windows_reclaimed_before_use_are_counted() {
     // reclaimed before their process gets to them, and read again.
     let many = run(&m, &k, &mixed(16), true);
     let read = |r: &Value| delta(r, "pgpgin") / 4;
-    // Measured: one stream 1294 of 12715 (10%: its last windows meet the
-    // mixed stage's pressure), sixteen 10121 of 21450 (47%). Until bmap
-    // was fixed (2026-11-22) pages it wrongly called holes were zero-filled
-    // without a read, and one stream wasted under 2%.
+    // Measured: one stream 1163 of 14000 (8%: its last windows meet the
+    // mixed stage's pressure), sixteen 3856 of 13790 (28%). Until bmap was
+    // fixed (2026-11-22) pages it wrongly called holes were zero-filled
+    // without a read, and one stream wasted under 2%; until md had a
+    // request list per member, sixteen wasted 47%.
     assert!(wasted(&one) * 8 < read(&one), "one stream wasted {} of {} pages read", wasted(&one), read(&one));
-    assert!(wasted(&many) * 5 > read(&many) * 2, "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
+    assert!(wasted(&many) * 5 > read(&many), "sixteen streams wasted {} of {} pages read", wasted(&many), read(&many));
     assert!(wasted(&many) <= read(&many));
 }
 
