@@ -20,10 +20,14 @@
 //!   A request's sectors are split at chunk boundaries and mapped as
 //!   `raid0.c:map_sector` does for a single strip zone. Each member disk
 //!   serves one piece at a time, in the order its [`Elevator`] picks (noop:
-//!   arrival order; deadline: reads first, in batches); a request contributes at most one
-//!   (contiguous) piece per disk, and completes when all its pieces have.
-//! * A piece costs `access_us` unless it starts exactly where the previous
-//!   piece served by that disk ended, plus its bytes at `bandwidth_mib_s`.
+//!   arrival order; deadline: sector order in batches, reads first, with
+//!   expiry); a request contributes at most one (contiguous) piece per
+//!   disk, and completes when all its pieces have. The next block event is
+//!   the end of a piece.
+//! * A piece costs its bytes at `bandwidth_mib_s`, plus, unless it starts
+//!   exactly where the previous piece served by that disk ended, either the
+//!   flat `access_us` or, with `rpm` set, a seek over the distance plus half a
+//!   rotation (a start a little ahead: the gap passing under the head).
 //!
 //! Callers should run `complete(now)` before `submit(now, ..)`: a piece never
 //! starts before the submit time of its request's latest bio, so a late
