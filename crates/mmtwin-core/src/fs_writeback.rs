@@ -283,8 +283,23 @@ impl Kernel {
             }
             let mut block = self.fs.bmap(ino, idx);
             if block == NO_BLOCK {
-                // Delayed allocation: allocate the whole run at once.
-                block = self.fs.alloc_blocks(ino, idx, run);
+                // Delayed allocation: xfs converts the whole delayed extent
+                // holding the page, the dirty pages around it without blocks.
+                let delayed = |k: &Self, i: u64| {
+                    k.find_get_page(ino, i).is_some_and(|q| k.mm.pages.flags[q as usize] & PG_DIRTY != 0)
+                        && k.fs.bmap(ino, i) == NO_BLOCK
+                };
+                let (mut lo, mut hi) = (idx, idx + run);
+                if self.fs.kind == FsKind::Xfs {
+                    let size = self.fs.inodes[ino as usize].size;
+                    while lo > 0 && delayed(self, lo - 1) {
+                        lo -= 1;
+                    }
+                    while hi < size && delayed(self, hi) {
+                        hi += 1;
+                    }
+                }
+                block = self.fs.alloc_range(ino, idx, lo, hi);
             }
             // The cluster ends where the file's blocks stop being contiguous.
             let mut n = 1u64;
