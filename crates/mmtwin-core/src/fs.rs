@@ -159,8 +159,8 @@ impl Fs {
     }
 
     /// Delayed allocation at writeback: blocks for pages `index..index+n`
-    /// of an inode (ext4's `ext4_da_writepages` allocating the dirty run it
-    /// writes); see [`Fs::alloc_range`].
+    /// of an inode, the run the flusher writes from `index` (ext4's
+    /// `ext4_da_writepages`; xfs's flusher too); see [`Fs::alloc_range`].
     pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
         self.alloc_range(ino, index, index, index + n.max(1))
     }
