@@ -40,6 +40,9 @@ pub struct Inode {
     /// The page the last fault on the file's mapping was for (u64::MAX:
     /// none yet); kept apart from the read() position.
     pub mmap_prev: u64,
+    /// The last window read for the mapping, [start, end): a fault inside
+    /// it that misses finds a page reclaimed before it was used.
+    pub mmap_ra: (u64, u64),
     /// Lowest index that may still be dirty (write_cache_pages cursor).
     pub dirty_lo: u64,
     /// Open file descriptors and mappings, plus one for the dentry.
