@@ -236,6 +236,13 @@ class Cost(StrictModel):
         return v
 
 
+def _int_between(v: Any, lo: int, hi: int, what: str) -> Any:
+    """``v`` if it is a whole number in ``lo..hi``; else the error naming it and ``what`` is allowed."""
+    if _is_int(v) and lo <= v <= hi:
+        return v
+    raise ValueError(f"{describe(v)} is not allowed; {what}")
+
+
 def _min_int(v: int, minimum: int, what: str) -> int:
     if v < minimum:
         raise ValueError(f"{v} is not allowed; {what}")
@@ -297,30 +304,22 @@ class StorageDevice(StrictModel):
     @field_validator("bandwidth_mib_s", mode="before")
     @classmethod
     def _bandwidth(cls, v: Any) -> Any:
-        if _is_int(v) and 1 <= v <= 1_000_000:
-            return v
-        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of MiB/s, 1 to 1000000 (per disk)")
+        return _int_between(v, 1, 1_000_000, "expected a whole number of MiB/s, 1 to 1000000 (per disk)")
 
     @field_validator("access_us", mode="before")
     @classmethod
     def _access(cls, v: Any) -> Any:
-        if _is_int(v) and 0 <= v <= 1_000_000_000:
-            return v
-        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)")
+        return _int_between(v, 0, 1_000_000_000, "expected a whole number of microseconds, 0 to 1000000000 (seek + rotation)")
 
     @field_validator("rpm", mode="before")
     @classmethod
     def _rpm(cls, v: Any) -> Any:
-        if _is_int(v) and 1000 <= v <= 30_000:
-            return v
-        raise ValueError(f"{describe(v)} is not allowed; expected a spindle speed of 1000 to 30000 revolutions a minute")
+        return _int_between(v, 1000, 30_000, "expected a spindle speed of 1000 to 30000 revolutions a minute")
 
     @field_validator("track_seek_us", "full_seek_us", mode="before")
     @classmethod
     def _seek(cls, v: Any) -> Any:
-        if _is_int(v) and 1 <= v <= 1_000_000:
-            return v
-        raise ValueError(f"{describe(v)} is not allowed; expected a whole number of microseconds, 1 to 1000000")
+        return _int_between(v, 1, 1_000_000, "expected a whole number of microseconds, 1 to 1000000")
 
     @model_validator(mode="after")
     def _access_model(self) -> "StorageDevice":

@@ -33,7 +33,7 @@
 //!   flat `access_us` or, with `rpm` set, a seek over the distance plus half a
 //!   rotation (a start a little ahead: the gap passing under the head).
 //! * The next block event is the end of a piece.
-
+//!
 //! Callers should run `complete(now)` before `submit(now, ..)`: a piece never
 //! starts before the submit time of its request's latest bio, so a late
 //! `complete` cannot start work in the past, but it can delay it.

@@ -339,14 +339,18 @@ impl Kernel {
         }
         // do_sync_mmap_readahead reads around the fault, until misses
         // outnumber hits by MMAP_LOTSAMISS (then only the page itself,
-        // page_cache_read). A fault at the page after the last one faulted
-        // reads ahead from here instead: the engine's stand-in for 3.0's
-        // asynchronous readahead (PG_readahead marks and
-        // do_async_mmap_readahead), which keeps a sequential stream of
-        // faults ahead of itself and is not modelled.
+        // page_cache_read). A fault at the page after the last one faulted,
+        // just past the last window, reads ahead from here instead: the
+        // engine's stand-in for 3.0's asynchronous readahead (PG_readahead
+        // marks and do_async_mmap_readahead, not modelled), which keeps a
+        // sequential stream of faults ahead of itself and counts as a hit.
+        // A fault inside the last window found its page reclaimed before
+        // use: a miss, as in the kernel.
         let ra = self.blk.ra_pages(self.fs.dev, ps);
         let i = &mut self.fs.inodes[ino as usize];
-        let (start, nr) = if i.mmap_prev != u64::MAX && index > 0 && index - 1 == i.mmap_prev {
+        let sequential = i.mmap_prev != u64::MAX && index > 0 && index - 1 == i.mmap_prev;
+        let wasted = i.mmap_ra.0 <= index && index < i.mmap_ra.1;
+        let (start, nr) = if sequential && !wasted {
             (index, ra)
         } else {
             if !resumed && i.mmap_miss < MMAP_LOTSAMISS * 10 {
@@ -358,6 +362,7 @@ impl Kernel {
                 (index.saturating_sub(ra / 2), ra)
             }
         };
+        self.fs.inodes[ino as usize].mmap_ra = (start, start + nr);
         let op = self.page_cache_readahead(ctx, ino, index, start, nr);
         if let PageOp::Done = op {
             self.fs.inodes[ino as usize].mmap_prev = index;

@@ -40,6 +40,9 @@ pub struct Inode {
     /// The page the last fault on the file's mapping was for (u64::MAX:
     /// none yet); kept apart from the read() position.
     pub mmap_prev: u64,
+    /// The last window read for the mapping, [start, end): a fault inside
+    /// it that misses finds a page reclaimed before it was used.
+    pub mmap_ra: (u64, u64),
     /// Lowest index that may still be dirty (write_cache_pages cursor).
     pub dirty_lo: u64,
     /// Open file descriptors and mappings, plus one for the dentry.
@@ -158,34 +161,31 @@ impl Fs {
         }
     }
 
-    /// Delayed allocation at writeback for page `index` of an inode; returns
-    /// its block. Pages that have blocks are never given others: the
-    /// allocation stops short of the next extent (reclaim may have written
-    /// a later page first).
-    /// * ext4 (`ext4_da_writepages`): pages `index..index+n`, the dirty run
-    ///   being written.
-    /// * xfs (`xfs_iomap_write_allocate`): the whole delayed extent holding
-    ///   the page, from the end of the previous extent to the start of the
-    ///   next or the end of the file, whoever asked for one page of it
-    ///   (kswapd's writepage included), so a file written by reclaim out of
-    ///   order stays contiguous on disk.
+    /// Delayed allocation at writeback: blocks for pages `index..index+n`
+    /// of an inode, the run the flusher writes from `index` (ext4's
+    /// `ext4_da_writepages`; xfs's flusher too); see [`Fs::alloc_range`].
+    pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
+        self.alloc_range(ino, index, index, index + n.max(1))
+    }
+
+    /// Blocks for the pages `lo..hi` around `index` (xfs's
+    /// `xfs_iomap_write_allocate` converts the whole delayed extent holding
+    /// the page, whoever asked for it), returning the block of `index`.
+    /// Pages that have blocks are never given others: the range is clipped
+    /// to the extents on either side (reclaim may have written a later page
+    /// first), and to a group's size (then it starts at `index`).
     ///
     /// Blocks come contiguous after the inode's last extent when that is
     /// the group's cursor, else at the group's cursor.
-    pub fn alloc_blocks(&mut self, ino: u32, index: u64, n: u64) -> u64 {
-        let i = &self.inodes[ino as usize];
-        let e = &i.extents;
+    pub fn alloc_range(&mut self, ino: u32, index: u64, lo: u64, hi: u64) -> u64 {
+        debug_assert!(lo <= index && index < hi);
+        let e = &self.inodes[ino as usize].extents;
         let k = e.partition_point(|x| x.0 <= index);
         debug_assert!(k == 0 || e[k - 1].0 + e[k - 1].2 <= index, "page {index} of inode {ino} has a block already");
-        let next = e.get(k).map_or(u64::MAX, |x| x.0);
+        let lo = lo.max(k.checked_sub(1).map_or(0, |j| e[j].0 + e[j].2));
+        let hi = hi.min(e.get(k).map_or(u64::MAX, |x| x.0));
         let cap = self.group_pages - self.itable;
-        let (first, n) = if self.kind == FsKind::Xfs {
-            let lo = k.checked_sub(1).map_or(0, |j| e[j].0 + e[j].2);
-            let hi = next.min(i.size.max(index + 1));
-            if hi - lo <= cap { (lo, hi - lo) } else { (index, (hi - index).min(cap)) }
-        } else {
-            (index, n.min(next - index).min(cap))
-        };
+        let (first, n) = if hi - lo <= cap { (lo, hi - lo) } else { (index, (hi - index).min(cap)) };
         let n = n.max(1);
         let groups = self.cursor.len() as u64;
         let g = (self.inodes[ino as usize].dir as u64 % groups) as usize;
@@ -256,14 +256,19 @@ mod tests {
 
     #[test]
     fn delayed_allocation_out_of_order() {
-        // xfs: kswapd writes page 100 of a 300-page file first; the whole
-        // delayed extent gets its blocks, page 100 in its place.
+        // xfs: kswapd writes page 100 of a file whose pages 0..300 are
+        // delayed; the whole extent gets its blocks, page 100 in its place.
         let mut f = fs(FsKind::Xfs);
         let ino = f.new_inode(0);
-        f.inodes[ino as usize].size = 300;
-        assert_eq!(f.alloc_blocks(ino, 100, 1), 612);
+        f.inodes[ino as usize].size = 1000;
+        assert_eq!(f.alloc_range(ino, 100, 0, 300), 612);
         assert_eq!(f.inodes[ino as usize].extents, vec![(0, 512, 300)]);
         assert_eq!((f.bmap(ino, 0), f.bmap(ino, 299), f.bmap(ino, 300)), (512, 811, NO_BLOCK));
+        // A range reaching into allocated pages on both sides is clipped to the gap.
+        assert_eq!(f.alloc_range(ino, 400, 400, 500), 812);
+        assert_eq!(f.inodes[ino as usize].extents, vec![(0, 512, 300), (400, 812, 100)]);
+        assert_eq!(f.alloc_range(ino, 350, 0, 1000), 912 + 50);
+        assert_eq!(f.inodes[ino as usize].extents, vec![(0, 512, 300), (300, 912, 100), (400, 812, 100)]);
         // ext4: pages 50..60 are written first, then a run from 0 asks for
         // 200: it stops at page 50, which keeps its block; 60.. come later.
         let mut f = fs(FsKind::Ext4);

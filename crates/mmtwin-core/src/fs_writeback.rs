@@ -187,8 +187,14 @@ impl Kernel {
             }
             let mut block = self.fs.bmap(ino, idx);
             if block == NO_BLOCK {
-                // Delayed allocation: allocate the rest of the dirty run at once.
-                let run = (size - idx).min(nr - written).max(1);
+                // Delayed allocation: allocate the run of dirty pages without
+                // blocks that starts here, as much as this pass may write
+                // (mpage_da_map_blocks maps the extent write_cache_pages
+                // gathered). Pages past the run are holes or not written yet:
+                // a mapped writer's sparse file has an i_size far ahead of
+                // its stores, and a hole given a block reads from disk.
+                let limit = (size - idx).min(nr - written).max(1);
+                let run = self.delayed_run(ino, idx, limit);
                 block = self.fs.alloc_blocks(ino, idx, run);
             }
             if !bio.is_empty() && (bio_block + bio.len() as u64 != block || bio.len() as u64 >= max_bio) {
@@ -238,6 +244,21 @@ impl Kernel {
 
     /// Submit a write bio: the pages go from dirty to writeback. False if
     /// the queue had no free request (nothing changed).
+    /// The delayed-allocation run at `idx`: how many pages from it, at
+    /// most `limit`, are cached and dirty with no block yet (at least 1).
+    fn delayed_run(&self, ino: u32, idx: u64, limit: u64) -> u64 {
+        let mut n = 1;
+        while n < limit {
+            let delayed = self.find_get_page(ino, idx + n).is_some_and(|q| self.mm.pages.flags[q as usize] & PG_DIRTY != 0)
+                && self.fs.bmap(ino, idx + n) == NO_BLOCK;
+            if !delayed {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
     fn submit_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
         if !self.submit_bio_write(ctx, block, pfns) {
             return false;
@@ -284,8 +305,23 @@ impl Kernel {
             }
             let mut block = self.fs.bmap(ino, idx);
             if block == NO_BLOCK {
-                // Delayed allocation: allocate the whole run at once.
-                block = self.fs.alloc_blocks(ino, idx, run);
+                // Delayed allocation: xfs converts the whole delayed extent
+                // holding the page, the dirty pages around it without blocks.
+                let delayed = |k: &Self, i: u64| {
+                    k.find_get_page(ino, i).is_some_and(|q| k.mm.pages.flags[q as usize] & PG_DIRTY != 0)
+                        && k.fs.bmap(ino, i) == NO_BLOCK
+                };
+                let (mut lo, mut hi) = (idx, idx + run);
+                if self.fs.kind == FsKind::Xfs {
+                    let size = self.fs.inodes[ino as usize].size;
+                    while lo > 0 && delayed(self, lo - 1) {
+                        lo -= 1;
+                    }
+                    while hi < size && delayed(self, hi) {
+                        hi += 1;
+                    }
+                }
+                block = self.fs.alloc_range(ino, idx, lo, hi);
             }
             // The cluster ends where the file's blocks stop being contiguous.
             let mut n = 1u64;
