@@ -518,3 +518,20 @@ def test_report_proc_at_empty_is_an_error(capsys: pytest.CaptureFixture[str], fi
     code, out, err = call(capsys, "report", str(tmp_path / "t"), "--proc", "vmstat", "--at", "")
     assert code == 2 and out == "", err
     assert err.endswith("--at: '' is not a time; expected e.g. 10s, 2.5s or 500ms (simulated)\n") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("args, line", [
+    ([], "mmtwin: error: --size-gb: missing; the memhog workload needs --size-gb and --threads "
+         "(or -e EXPERIMENT -r RUN for an experiment's workload)\n"),
+    (["--size-gb", "1"], "mmtwin: error: --threads: missing; the memhog workload needs --threads "
+                         "(or -e EXPERIMENT -r RUN for an experiment's workload)\n"),
+    (["-w", "largedd", "--set", "copies=2"], "mmtwin: error: --set tar_mib=VALUE: missing; the largedd workload needs "
+     "--set tar_mib=VALUE and --set download_mib_s=VALUE (or -e EXPERIMENT -r RUN for an experiment's workload)\n"),
+    (["-w", "fsmark"], "mmtwin: error: --fsmark: missing; the fsmark workload needs fs_mark's command line, e.g. "
+     "--fsmark '-d /tmp/x -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288' "
+     "(or --set subdirs=VALUE --set files_per_subdir=VALUE, or -e EXPERIMENT -r RUN)\n"),
+])
+def test_run_names_the_option_a_workload_lacks(capsys: pytest.CaptureFixture[str], args: list[str], line: str) -> None:
+    """A workload field the command line did not give is named by the option that gives it, in one line."""
+    code, out, err = call(capsys, "run", "-m", "x86-64-2node-24cpu", "-k", "3.0-rc6-vanilla", *args)
+    assert (code, out, err) == (2, "", line)

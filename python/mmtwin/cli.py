@@ -220,6 +220,18 @@ def _workload(
         if key == "kind":
             raise MmtwinError("--set: kind is chosen with --workload")
         data[key] = _set_value(text.strip())
+    # A required field not given: name the option that gives it.
+    missing = [f for f, info in fields.items() if info.is_required() and f not in data]
+    if missing:
+        if kind == "fsmark" and fsmark is None:
+            raise MmtwinError("--fsmark: missing; the fsmark workload needs fs_mark's command line, e.g. --fsmark "
+                              "'-d /tmp/x -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288' (or --set "
+                              + " --set ".join(f"{f}=VALUE" for f in missing) + ", or -e EXPERIMENT -r RUN)")
+        flags = dict((field, option) for option, field in _OPTION_FIELDS)
+        names = [flags.get(f, f"--set {f}=VALUE") for f in missing]
+        wanted = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        raise MmtwinError(f"{names[0]}: missing; the {kind} workload needs {wanted}"
+                          " (or -e EXPERIMENT -r RUN for an experiment's workload)")
     return validate_workload(data, "command line")
 
 
