@@ -220,9 +220,10 @@ def _workload(
         if key == "kind":
             raise MmtwinError("--set: kind is chosen with --workload")
         data[key] = _set_value(text.strip())
-    # A required field not given: name the option that gives it.
+    # A required field not given: name the option that gives it (an
+    # unknown key, usually a typo of it, is reported first, by validation).
     missing = [f for f, info in fields.items() if info.is_required() and f not in data]
-    if missing:
+    if missing and all(k in fields for k in data):
         if kind == "fsmark" and fsmark is None:
             raise MmtwinError("--fsmark: missing; the fsmark workload needs fs_mark's command line, e.g. --fsmark "
                               "'-d /tmp/x -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288' (or --set "
