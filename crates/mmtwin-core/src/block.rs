@@ -166,6 +166,97 @@ pub fn edge_bit(dev: usize, dir: Dir) -> u32 {
 }
 
 const NO_POS: u64 = u64::MAX;
+/// A slot not in the merge hash.
+const MERGE_NONE: u64 = u64::MAX;
+
+/// The back-merge key of a request of `dir` ending at block `end`.
+#[inline]
+fn merge_key(end: u64, dir: Dir) -> u64 {
+    (end << 1) | dir.idx() as u64
+}
+
+/// The elevator's back-merge hash (3.0's elv_rqhash, keyed by where a
+/// request ends): the queued requests not yet started, by (end block,
+/// direction), chained per bucket through per-slot links. Preallocated:
+/// no allocation per bio.
+#[derive(Clone, Debug)]
+struct MergeHash {
+    /// Per slot: its key, MERGE_NONE when not hashed.
+    key: Vec<u64>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Per bucket: the first slot of its chain.
+    head: Vec<u32>,
+    bits: u32,
+}
+
+impl MergeHash {
+    fn new(slots: usize) -> MergeHash {
+        let nb = (2 * slots).next_power_of_two().max(2);
+        MergeHash {
+            key: vec![MERGE_NONE; slots],
+            next: vec![NONE; slots],
+            prev: vec![NONE; slots],
+            head: vec![NONE; nb],
+            bits: nb.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+    }
+
+    /// Take slot `s` out of the hash (elv_rqhash_del); nothing if not in it.
+    fn del(&mut self, s: usize) {
+        if self.key[s] == MERGE_NONE {
+            return;
+        }
+        let (n, p) = (self.next[s], self.prev[s]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            let b = self.bucket(self.key[s]);
+            self.head[b] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+        self.key[s] = MERGE_NONE;
+    }
+
+    /// Hash slot `s` under `key` (elv_rqhash_reposition).
+    fn set(&mut self, s: usize, key: u64) {
+        self.del(s);
+        let b = self.bucket(key);
+        let h = self.head[b];
+        self.key[s] = key;
+        self.prev[s] = NONE;
+        self.next[s] = h;
+        if h != NONE {
+            self.prev[h as usize] = s as u32;
+        }
+        self.head[b] = s as u32;
+    }
+
+    /// The lowest slot hashed under `key` that `fits` accepts.
+    fn find(&self, key: u64, fits: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut c = self.head[self.bucket(key)];
+        while c != NONE {
+            let s = c as usize;
+            if self.key[s] == key && best.is_none_or(|b| s < b) && fits(s) {
+                best = Some(s);
+            }
+            c = self.next[s];
+        }
+        best
+    }
+
+    fn bytes(&self) -> usize {
+        8 * self.key.capacity() + 4 * (self.next.capacity() + self.prev.capacity() + self.head.capacity())
+    }
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Req {
@@ -273,6 +364,8 @@ struct Queue {
     stamps: u64,
     queued: Vec<u64>,
     reqs: Vec<Req>,
+    /// The queued requests not yet started, by where they end (back merges).
+    hash: MergeHash,
     free: Vec<u32>,
     /// Per slot, `maxp` entries each: pfns, and per merged bio its tag and length.
     pfn: Vec<u32>,
@@ -347,6 +440,7 @@ impl Queue {
             stamps: 0,
             queued: vec![0; slots * n],
             reqs: vec![Req::default(); slots],
+            hash: MergeHash::new(slots),
             free: (0..slots as u32).rev().collect(),
             pfn: vec![0; slots * maxp],
             bio_tag: vec![0; slots * maxp],
@@ -398,6 +492,8 @@ impl Queue {
         r.npages += pfns.len() as u32;
         r.nbios += 1;
         r.arrive = now;
+        let key = merge_key(r.block + u64::from(r.npages), r.dir);
+        self.hash.set(s, key);
         self.pfn[base + at..base + at + pfns.len()].copy_from_slice(pfns);
         self.bio_tag[base + b] = tag;
         self.bio_len[base + b] = pfns.len() as u32;
@@ -511,6 +607,7 @@ impl Queue {
         let (st, len) = self.piece[s as usize * self.n + d];
         let r = &mut self.reqs[s as usize];
         r.started = true;
+        self.hash.del(s as usize);
         let disk = &mut self.disks[d];
         disk.svc = self.tm.service(disk.pos, st, len);
         disk.end = t.max(r.arrive) + disk.svc;
@@ -542,6 +639,7 @@ impl Queue {
             off += len;
         }
         r.in_use = false;
+        self.hash.del(s);
         self.piece[s * self.n..(s + 1) * self.n].fill((0, 0));
         self.free.push(s as u32);
         let (d, first) = (r.dir.idx(), r.block);
@@ -642,7 +740,13 @@ impl BlockLayer {
             merge[i] = if q.mergeable(q.hint, dir, b, len, spp) {
                 Some(q.hint)
             } else {
-                (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, b, len, spp))
+                // The first slot whose request `mergeable` accepts, through the hash.
+                let found = q.hash.find(merge_key(b, dir), |s| {
+                    let r = &q.reqs[s];
+                    r.npages as usize + len <= q.maxp && (q.n == 1 || (r.block * spp) / q.chunk == (b * spp) / q.chunk)
+                });
+                debug_assert_eq!(found, (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, b, len, spp)));
+                found
             };
             if merge[i].is_none() && q.mcount[q.member(b, spp)][d] >= q.nr {
                 return Submit::Full;
@@ -779,6 +883,7 @@ impl BlockLayer {
             4 * (q.pfn.capacity() + q.bio_tag.capacity() + q.bio_len.capacity() + q.free.capacity())
                 + 16 * q.piece.capacity()
                 + 8 * q.queued.capacity()
+                + q.hash.bytes()
                 + std::mem::size_of::<Req>() * q.reqs.capacity()
                 + 8 * q.stamp.capacity()
                 + q.disks

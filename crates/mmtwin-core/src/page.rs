@@ -90,13 +90,23 @@ impl ListHead {
     }
 }
 
+/// A page's list links (page->lru), next and prev side by side: every
+/// list operation reads or writes both, so they share a cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub struct Link {
+    pub next: u32,
+    pub prev: u32,
+}
+
+const UNLINKED: Link = Link { next: NIL, prev: NIL };
+
 /// Page state, one entry per page frame, indexed by pfn.
 pub struct Pages {
     pub flags: Vec<u32>,
     pub order: Vec<u8>,
     pub mt: Vec<u8>,
-    pub next: Vec<u32>,
-    pub prev: Vec<u32>,
+    pub link: Vec<Link>,
     /// Cold: page->mapping, as an owner id (inode number for page-cache
     /// pages, mm id for anonymous pages, cache id for slab pages).
     pub owner: Vec<u32>,
@@ -112,8 +122,7 @@ impl Pages {
             flags: vec![0; n],
             order: vec![0; n],
             mt: vec![0; n],
-            next: vec![NIL; n],
-            prev: vec![NIL; n],
+            link: vec![UNLINKED; n],
             owner: vec![NIL; n],
             index: vec![0; n],
             private: vec![NIL; n],
@@ -158,10 +167,9 @@ impl Pages {
     #[inline]
     pub fn push_front(&mut self, list: &mut ListHead, pfn: u32) {
         let p = pfn as usize;
-        self.prev[p] = NIL;
-        self.next[p] = list.head;
+        self.link[p] = Link { next: list.head, prev: NIL };
         if list.head != NIL {
-            self.prev[list.head as usize] = pfn;
+            self.link[list.head as usize].prev = pfn;
         } else {
             list.tail = pfn;
         }
@@ -172,10 +180,9 @@ impl Pages {
     #[inline]
     pub fn push_back(&mut self, list: &mut ListHead, pfn: u32) {
         let p = pfn as usize;
-        self.next[p] = NIL;
-        self.prev[p] = list.tail;
+        self.link[p] = Link { next: NIL, prev: list.tail };
         if list.tail != NIL {
-            self.next[list.tail as usize] = pfn;
+            self.link[list.tail as usize].next = pfn;
         } else {
             list.head = pfn;
         }
@@ -186,19 +193,18 @@ impl Pages {
     #[inline]
     pub fn unlink(&mut self, list: &mut ListHead, pfn: u32) {
         let p = pfn as usize;
-        let (n, pr) = (self.next[p], self.prev[p]);
+        let Link { next: n, prev: pr } = self.link[p];
         if pr != NIL {
-            self.next[pr as usize] = n;
+            self.link[pr as usize].next = n;
         } else {
             list.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = pr;
+            self.link[n as usize].prev = pr;
         } else {
             list.tail = pr;
         }
-        self.next[p] = NIL;
-        self.prev[p] = NIL;
+        self.link[p] = UNLINKED;
         list.len -= 1;
     }
 
@@ -243,7 +249,7 @@ impl Iterator for ListIter<'_> {
             return None;
         }
         let c = self.cur;
-        self.cur = self.pages.next[c as usize];
+        self.cur = self.pages.link[c as usize].next;
         Some(c)
     }
 }

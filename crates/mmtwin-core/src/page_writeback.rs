@@ -226,7 +226,8 @@ impl Kernel {
             }
             // bdi_dirty_limit: one backing device takes the whole limit;
             // task_dirty_limit: less up to 1/8 by the task's share of recent dirtying.
-            let writers = self.sched.tasks.iter().filter(|t| t.kind == crate::sched::TaskKind::User && t.exited_at.is_none()).count().max(1) as u64;
+            // User tasks not exited (Sched::users_alive counts them).
+            let writers = self.sched.users_alive.max(1) as u64;
             let task_thresh = thresh - thresh / 8 / writers;
             let (bdi_d, bdi_w) = self.bdi.first().map(|b| (b.nr_dirty.max(0) as u64, b.nr_writeback.max(0) as u64)).unwrap_or((0, 0));
             exceeded = bdi_d + bdi_w > task_thresh || nr > thresh;

@@ -15,7 +15,7 @@
 //! and kernel state changes happen in simulated-time order.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 
 /// The longest stretch of CPU time a task's step may run through before it
@@ -111,9 +111,49 @@ impl Next {
     }
 }
 
+/// A heap entry whose pid has this bit stands for a [`CpuGroup`]'s
+/// first waiting task (the group's index in the other bits).
+const GROUP: Pid = 1 << 31;
+
+/// An entry of a CPU group's bucket: (sequence, pid, generation).
+type Waiter = Reverse<(u64, Pid, u32)>;
+
+/// A CPU group's waiting tasks of one event time, first sequence first.
+struct Bucket {
+    t: u64,
+    /// The largest sequence number in `tasks`.
+    last: u64,
+    tasks: BinaryHeap<Waiter>,
+}
+
+/// Runnable tasks with the same CPUs that found all of them busy, as the
+/// event queue would hold them: each with its event moved to the time the
+/// first of those CPUs was free when the event came up, kept in buckets of
+/// equal time (ascending; every bucket's time is an earlier value of the
+/// CPUs' first free time, which never decreases). The queue holds one
+/// entry for the group: the first task of its first bucket.
+///
+/// When that bucket's time has fallen behind the CPUs' first free time,
+/// each of its tasks would be moved on to it one by one; the bucket moves
+/// as a whole instead, when nothing else in the queue comes before the
+/// last of them. This keeps a step O(log n) when many tasks wait for few
+/// CPUs, instead of moving every waiter at every step.
+struct CpuGroup {
+    cpus: Vec<u16>,
+    buckets: VecDeque<Bucket>,
+    /// Key (time, seq) of the group's entry in the queue; other entries
+    /// of the group found there are stale.
+    queued: Option<(u64, u64)>,
+}
+
 pub struct Sched {
     pub tasks: Vec<Task>,
     heap: BinaryHeap<Reverse<(u64, u64, Pid, u32)>>,
+    groups: Vec<CpuGroup>,
+    /// Per task: the group it last waited in (its CPUs may change since).
+    group_hint: Vec<u32>,
+    /// Emptied bucket heaps, kept for reuse (no allocation per event).
+    spare: Vec<BinaryHeap<Waiter>>,
     seq: u64,
     pub cpu_free_at: Vec<u64>,
     /// Wait queue members: (pid, gen at the time it slept).
@@ -154,6 +194,9 @@ impl Sched {
         Sched {
             tasks: Vec::new(),
             heap: BinaryHeap::new(),
+            groups: Vec::new(),
+            group_hint: Vec::new(),
+            spare: Vec::new(),
             seq: 0,
             cpu_free_at: vec![0; nr_cpus],
             waits: vec![Vec::new(); wq_index.len()],
@@ -206,9 +249,119 @@ impl Sched {
         self.heap.push(Reverse((at, self.seq, pid, gen)));
     }
 
-    /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, ..))| *t)
+    /// Time of the next event, if any (stale events included, as they
+    /// are until next_event drops them).
+    pub fn peek_time(&mut self) -> Option<u64> {
+        self.peek_key().map(|(t, _)| t)
+    }
+
+    /// The (time, seq) of the queue's first entry, after dropping the
+    /// stale entries of CPU groups (stale task events stay).
+    fn peek_key(&mut self) -> Option<(u64, u64)> {
+        while let Some(&Reverse((t, seq, pid, _))) = self.heap.peek() {
+            if pid & GROUP != 0 && self.groups[(pid & !GROUP) as usize].queued != Some((t, seq)) {
+                self.heap.pop();
+                continue;
+            }
+            return Some((t, seq));
+        }
+        None
+    }
+
+    /// The CPU group of a task's CPU set (found or made).
+    fn group_of(&mut self, pid: Pid) -> usize {
+        let cpus = &self.tasks[pid as usize].cpus;
+        let hint = self.group_hint.get(pid as usize).copied().unwrap_or(u32::MAX) as usize;
+        if hint < self.groups.len() && self.groups[hint].cpus == *cpus {
+            return hint;
+        }
+        let g = match self.groups.iter().position(|g| g.cpus == *cpus) {
+            Some(g) => g,
+            None => {
+                self.groups.push(CpuGroup { cpus: cpus.clone(), buckets: VecDeque::new(), queued: None });
+                self.groups.len() - 1
+            }
+        };
+        if self.group_hint.len() <= pid as usize {
+            self.group_hint.resize(pid as usize + 1, u32::MAX);
+        }
+        self.group_hint[pid as usize] = g as u32;
+        g
+    }
+
+    /// The CPU of `cpus` that frees first (the first such in their order), and when.
+    #[inline]
+    fn best_cpu(cpu_free_at: &[u64], cpus: &[u16]) -> (usize, u64) {
+        let mut best = cpus[0] as usize;
+        for &c in &cpus[1..] {
+            if cpu_free_at[c as usize] < cpu_free_at[best] {
+                best = c as usize;
+            }
+        }
+        (best, cpu_free_at[best])
+    }
+
+    /// Put group `g`'s entry in the queue for its first waiting task, if
+    /// that is not the one there already.
+    fn queue_group(&mut self, g: usize) {
+        let grp = &mut self.groups[g];
+        let want = grp.buckets.front().map(|b| (b.t, b.tasks.peek().expect("buckets are not empty").0 .0));
+        if want != grp.queued {
+            grp.queued = want;
+            if let Some((t, seq)) = want {
+                self.heap.push(Reverse((t, seq, GROUP | g as Pid, 0)));
+            }
+        }
+    }
+
+    /// Group `g`'s tasks in `bucket` move to time `t`, at or after all its buckets' times.
+    fn move_bucket(&mut self, g: usize, t: u64, mut bucket: Bucket) {
+        let grp = &mut self.groups[g];
+        match grp.buckets.back_mut() {
+            Some(b) if b.t == t => {
+                if b.tasks.len() < bucket.tasks.len() {
+                    std::mem::swap(&mut b.tasks, &mut bucket.tasks);
+                }
+                b.tasks.append(&mut bucket.tasks);
+                b.last = b.last.max(bucket.last);
+                self.spare.push(bucket.tasks);
+            }
+            _ => {
+                debug_assert!(grp.buckets.back().is_none_or(|b| b.t < t));
+                bucket.t = t;
+                grp.buckets.push_back(bucket);
+            }
+        }
+    }
+
+    /// One task of group `g` moves to time `t`.
+    fn move_task(&mut self, g: usize, t: u64, w: Waiter) {
+        let grp = &mut self.groups[g];
+        let seq = w.0 .0;
+        match grp.buckets.back_mut() {
+            Some(b) if b.t == t => {
+                b.tasks.push(w);
+                b.last = b.last.max(seq);
+            }
+            _ => {
+                debug_assert!(grp.buckets.back().is_none_or(|b| b.t < t));
+                let mut tasks = self.spare.pop().unwrap_or_default();
+                tasks.push(w);
+                grp.buckets.push_back(Bucket { t, last: seq, tasks });
+            }
+        }
+    }
+
+    /// Take the first task of group `g`'s first bucket.
+    fn take_first(&mut self, g: usize) -> Waiter {
+        let grp = &mut self.groups[g];
+        let b = grp.buckets.front_mut().expect("a waiting task");
+        let w = b.tasks.pop().expect("buckets are not empty");
+        if b.tasks.is_empty() {
+            let b = grp.buckets.pop_front().expect("a bucket");
+            self.spare.push(b.tasks);
+        }
+        w
     }
 
     /// End a step of `pid` that started at `start` on `cpu` and used
@@ -335,6 +488,41 @@ impl Sched {
     /// wakeable) until simulated time really reaches its timeout.
     pub fn next_event(&mut self, before: u64) -> Option<(u64, Pid, usize)> {
         while let Some(&Reverse((t, seq, pid, gen))) = self.heap.peek() {
+            if pid & GROUP != 0 {
+                let g = (pid & !GROUP) as usize;
+                if self.groups[g].queued != Some((t, seq)) {
+                    self.heap.pop();
+                    continue;
+                }
+                // The group's first waiting task.
+                if t >= before {
+                    return None;
+                }
+                self.heap.pop();
+                self.groups[g].queued = None;
+                let (best, free) = Self::best_cpu(&self.cpu_free_at, &self.groups[g].cpus);
+                if free <= t {
+                    // A waiting task stays runnable with its event's generation.
+                    let Reverse((_, pid, _gen)) = self.take_first(g);
+                    debug_assert!(self.tasks[pid as usize].gen == _gen && self.tasks[pid as usize].state == TState::Runnable);
+                    self.queue_group(g);
+                    self.tasks[pid as usize].cpu = best;
+                    return Some((t, pid, best));
+                }
+                // Its CPUs are busy until `free`. If nothing else in the
+                // queue comes before the first bucket's last task, the
+                // whole bucket moves there; else this task alone.
+                let last = self.groups[g].buckets[0].last;
+                if self.peek_key().is_none_or(|next| next > (t, last)) {
+                    let b = self.groups[g].buckets.pop_front().expect("a bucket");
+                    self.move_bucket(g, free, b);
+                } else {
+                    let w = self.take_first(g);
+                    self.move_task(g, free, w);
+                }
+                self.queue_group(g);
+                continue;
+            }
             let task = &self.tasks[pid as usize];
             if task.gen != gen || task.state == TState::Dead {
                 self.heap.pop();
@@ -353,16 +541,46 @@ impl Sched {
                 self.push(t, pid, g);
                 continue;
             }
-            let mut best = task.cpus[0] as usize;
-            for &c in &task.cpus[1..] {
-                if self.cpu_free_at[c as usize] < self.cpu_free_at[best] {
-                    best = c as usize;
-                }
-            }
-            let free = self.cpu_free_at[best];
+            let (best, free) = Self::best_cpu(&self.cpu_free_at, &self.tasks[pid as usize].cpus);
             if free > t {
                 // Keep its place in line: a task bumped by a busy CPU runs
                 // before tasks that became ready after it (round robin).
+                let g = self.group_of(pid);
+                self.move_task(g, free, Reverse((seq, pid, gen)));
+                self.queue_group(g);
+                continue;
+            }
+            self.tasks[pid as usize].cpu = best;
+            return Some((t, pid, best));
+        }
+        None
+    }
+
+    /// The event queue as it was before CPU groups (every waiting task's
+    /// event moved one by one): the reference next_event and peek_time
+    /// must agree with, for tests.
+    #[cfg(test)]
+    fn next_event_reference(&mut self, before: u64) -> Option<(u64, Pid, usize)> {
+        while let Some(&Reverse((t, seq, pid, gen))) = self.heap.peek() {
+            let task = &self.tasks[pid as usize];
+            if task.gen != gen || task.state == TState::Dead {
+                self.heap.pop();
+                continue;
+            }
+            if t >= before {
+                return None;
+            }
+            self.heap.pop();
+            if task.state == TState::Sleeping {
+                self.timeout_fires(pid, t);
+                let tk = &mut self.tasks[pid as usize];
+                tk.gen += 1;
+                let g = tk.gen;
+                self.push(t, pid, g);
+                continue;
+            }
+            let (best, free) = Self::best_cpu(&self.cpu_free_at, &self.tasks[pid as usize].cpus);
+            if free > t {
                 self.heap.push(Reverse((free, seq, pid, gen)));
                 continue;
             }
@@ -373,13 +591,72 @@ impl Sched {
     }
 
     pub fn state_bytes(&self) -> u64 {
-        (self.tasks.len() * std::mem::size_of::<Task>() + self.heap.len() * 32 + self.cpu_free_at.len() * 8) as u64
+        let waiting: usize = self.groups.iter().flat_map(|g| g.buckets.iter()).map(|b| b.tasks.len()).sum();
+        (self.tasks.len() * std::mem::size_of::<Task>() + (self.heap.len() + waiting) * 32 + self.cpu_free_at.len() * 8) as u64
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random tasks on random CPU sets running, sleeping (with and without
+    /// timeouts), woken and exiting: the queue with CPU groups picks the
+    /// same steps at the same times and shows the same next event time as
+    /// the reference queue that moves every waiting task one by one.
+    #[test]
+    fn cpu_groups_keep_the_reference_order() {
+        for seed in 0..40u64 {
+            let mut rng = SplitMix64::new(seed);
+            let ncpu = 1 + rng.below(4) as usize;
+            let sets: Vec<Vec<u16>> = vec![(0..ncpu as u16).collect(), vec![0], vec![(ncpu - 1) as u16], (0..ncpu as u16).rev().collect()];
+            let mut a = Sched::new(ncpu, 1, 1, 1, 0);
+            let mut b = Sched::new(ncpu, 1, 1, 1, 0);
+            let ntasks = 1 + rng.below(40);
+            for i in 0..ntasks {
+                let cpus = sets[rng.below(sets.len() as u64) as usize].clone();
+                let at = rng.below(50);
+                assert_eq!(a.spawn(format!("t{i}"), TaskKind::User, cpus.clone(), at), b.spawn(format!("t{i}"), TaskKind::User, cpus, at));
+            }
+            let mut now = 0;
+            for _ in 0..3000 {
+                assert_eq!(a.peek_time(), b.heap.peek().map(|Reverse((t, ..))| *t), "seed {seed}");
+                if rng.below(10) == 0 {
+                    let n = a.wake_up_all(Wq::Congestion(0), now);
+                    assert_eq!(n, b.wake_up_all(Wq::Congestion(0), now));
+                }
+                let before = if rng.below(8) == 0 { now + rng.below(30) } else { u64::MAX };
+                let (x, y) = (a.next_event(before), b.next_event_reference(before));
+                assert_eq!(x, y, "seed {seed}");
+                let Some((t, pid, cpu)) = x else {
+                    now = now.max(before.min(now + 30));
+                    continue;
+                };
+                now = t;
+                let (user, sys) = (rng.below(5), rng.below(20));
+                let next = match rng.below(12) {
+                    0 => Next::Sleep { until: Some(t + user + sys + rng.below(100)), wq: None, io: rng.below(2) == 0 },
+                    1 | 2 => Next::Sleep { until: Some(t + user + sys + rng.below(200)), wq: Some(Wq::Congestion(0)), io: true },
+                    3 => Next::Sleep { until: None, wq: Some(Wq::Congestion(0)), io: false },
+                    4 if rng.below(20) == 0 => Next::Exit,
+                    5 => {
+                        // A task moves itself to other CPUs (memhog's pull).
+                        let cpus = sets[rng.below(sets.len() as u64) as usize].clone();
+                        a.tasks[pid as usize].cpus = cpus.clone();
+                        b.tasks[pid as usize].cpus = cpus;
+                        Next::Run
+                    }
+                    _ => Next::Run,
+                };
+                a.end_step(pid, cpu, t, user, sys, next);
+                b.end_step(pid, cpu, t, user, sys, next);
+                assert_eq!(a.cpu_free_at, b.cpu_free_at);
+            }
+            for (x, y) in a.tasks.iter().zip(&b.tasks) {
+                assert_eq!((x.gen, x.state, x.iowait_ns, x.wakeups, x.exited_at), (y.gen, y.state, y.iowait_ns, y.wakeups, y.exited_at));
+            }
+        }
+    }
 
     #[test]
     fn two_tasks_share_one_cpu_in_turn() {

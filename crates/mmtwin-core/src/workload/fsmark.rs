@@ -37,6 +37,7 @@ struct Thread {
 pub struct Fsmark {
     w: FsmarkSpec,
     threads: Vec<Thread>,
+    by_pid: super::PidIndex,
     iteration: u32,
     arrived: usize,
     pub results: Vec<(f64, u64)>,
@@ -46,7 +47,7 @@ pub struct Fsmark {
 impl Fsmark {
     pub fn start(k: &mut Kernel, w: &FsmarkSpec) -> Fsmark {
         let (cpus, mems) = super::affinity(k, w.cpus.as_ref(), w.mems_allowed.as_ref());
-        let threads = (0..w.threads)
+        let threads: Vec<Thread> = (0..w.threads)
             .map(|i| Thread {
                 pid: super::spawn_user(k, "fs_mark", cpus.clone(), mems.clone()),
                 root: i % w.dirs,
@@ -59,7 +60,8 @@ impl Fsmark {
                 call_start: None,
             })
             .collect();
-        Fsmark { w: w.clone(), threads, iteration: 0, arrived: 0, results: Vec::new(), oom: false }
+        let by_pid = super::PidIndex::new(threads.iter().map(|t| t.pid));
+        Fsmark { w: w.clone(), threads, by_pid, iteration: 0, arrived: 0, results: Vec::new(), oom: false }
     }
 
     fn begin_call(t: &mut Thread, now: u64) {
@@ -74,7 +76,7 @@ impl Fsmark {
     }
 
     pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
-        let ti = self.threads.iter().position(|t| t.pid == pid).unwrap_or(0);
+        let ti = self.by_pid.of(pid);
         let now = ctx.now;
         let ps = k.page_size;
         match self.threads[ti].phase {

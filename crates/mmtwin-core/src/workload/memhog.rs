@@ -42,6 +42,7 @@ pub struct HogThread {
 
 pub struct Memhog {
     pub threads: Vec<HogThread>,
+    by_pid: super::PidIndex,
     stores_per_page: u64,
     running: usize,
     exit_pfn: Option<usize>,
@@ -96,6 +97,7 @@ impl Memhog {
         // mm 0's page table: a pte per virtual page.
         k.anon_mm = vec![vec![crate::page::NIL; total as usize]];
         Memhog {
+            by_pid: super::PidIndex::new(threads.iter().map(|t| t.pid)),
             threads,
             stores_per_page: k.page_size / w.stride,
             running: n,
@@ -145,7 +147,7 @@ impl Memhog {
     }
 
     fn thread_of(&self, pid: Pid) -> usize {
-        self.threads.iter().position(|t| t.pid == pid).unwrap_or(0)
+        self.by_pid.of(pid)
     }
 
     pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {

@@ -61,6 +61,7 @@ struct Proc {
 
 pub struct Mmapstream {
     procs: Vec<Proc>,
+    by_pid: super::PidIndex,
     /// Processes of each stage not yet exited.
     left: [usize; 2],
     stage_end_ns: [Option<u64>; 2],
@@ -138,11 +139,12 @@ impl Mmapstream {
             }
             k.anon_mm = vec![Vec::new(); mm as usize];
         }
-        Mmapstream { procs, left, stage_end_ns: [None, None], oom: false }
+        let by_pid = super::PidIndex::new(procs.iter().map(|p| p.pid));
+        Mmapstream { procs, by_pid, left, stage_end_ns: [None, None], oom: false }
     }
 
     pub fn step(&mut self, k: &mut Kernel, pid: Pid, ctx: &mut Ctx) -> Next {
-        let pi = self.procs.iter().position(|p| p.pid == pid).unwrap_or(0);
+        let pi = self.by_pid.of(pid);
         match self.procs[pi].phase {
             Phase::Wait => {
                 if self.oom {

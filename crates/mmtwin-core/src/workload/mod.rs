@@ -89,6 +89,36 @@ pub fn spawn_user(k: &mut Kernel, comm: &str, cpus: Vec<u16>, mems: Vec<bool>) -
     spawn_user_at(k, comm, cpus, mems, 0)
 }
 
+/// A workload's index of its tasks by pid: pid -> the task's position in
+/// its own list (the lookup a step starts with, without a scan).
+#[derive(Default)]
+pub struct PidIndex(Vec<u32>);
+
+impl PidIndex {
+    pub fn new(pids: impl IntoIterator<Item = Pid>) -> PidIndex {
+        let mut v = Vec::new();
+        for (i, pid) in pids.into_iter().enumerate() {
+            if v.len() <= pid as usize {
+                v.resize(pid as usize + 1, u32::MAX);
+            }
+            // The first position of a pid, as a search from the front finds it.
+            if v[pid as usize] == u32::MAX {
+                v[pid as usize] = i as u32;
+            }
+        }
+        PidIndex(v)
+    }
+
+    /// The position of `pid`, or 0 when the workload has no such task.
+    #[inline]
+    pub fn of(&self, pid: Pid) -> usize {
+        match self.0.get(pid as usize) {
+            Some(&i) if i != u32::MAX => i as usize,
+            _ => 0,
+        }
+    }
+}
+
 /// A user task that becomes runnable at `at` (a thread created then).
 pub fn spawn_user_at(k: &mut Kernel, comm: &str, cpus: Vec<u16>, mems: Vec<bool>, at: u64) -> Pid {
     let node = k.mm.cpu_node[cpus[0] as usize];
