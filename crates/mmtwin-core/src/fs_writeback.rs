@@ -242,8 +242,6 @@ impl Kernel {
         (written, blocked)
     }
 
-    /// Submit a write bio: the pages go from dirty to writeback. False if
-    /// the queue had no free request (nothing changed).
     /// The delayed-allocation run at `idx`: how many pages from it, at
     /// most `limit`, are cached and dirty with no block yet (at least 1).
     fn delayed_run(&self, ino: u32, idx: u64, limit: u64) -> u64 {
@@ -259,6 +257,8 @@ impl Kernel {
         n
     }
 
+    /// Submit a write bio: the pages go from dirty to writeback. False if
+    /// the queue had no free request (nothing changed).
     fn submit_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
         if !self.submit_bio_write(ctx, block, pfns) {
             return false;
