@@ -414,9 +414,9 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.devices[0].nr_requests: 9223372036854775807 is not allowed; expected 4 to 100000"),
         ("disks = 1", "disks = 65", "storage.devices[0].disks: 65 is not allowed; expected 1 to 64 disks (the engine's largest md RAID-0)"),
         ("max_sectors_kib = 512", "max_sectors_kib = 65537", "storage.devices[0].max_sectors_kib: 65537 is not allowed; expected 4 to 65536 KiB"),
-        # Request slots are preallocated: 100000 requests of 64 MiB would take 37 GB (the engine aborted).
+        # Request slots are preallocated: 100000 requests of 64 MiB would take 56 GiB (the engine aborted).
         ("nr_requests = 128\nmax_sectors_kib = 512", "nr_requests = 100000\nmax_sectors_kib = 65536",
-         "storage.devices: their request queues take 37521 MiB (2 x nr_requests slots a disk of max_sectors_kib each); "
+         "storage.devices: their request queues take 56282 MiB (3 x nr_requests slots a disk of max_sectors_kib each); "
          "at most 1024 MiB (smaller nr_requests or max_sectors_kib)"),
         ("size_mib = 10000", "size_mib = 4294967297",
          "storage.devices[0].size_mib: 4294967297 is not allowed; expected 1 to 4294967296 MiB (per disk; the engine's limit, 4 PiB)"),

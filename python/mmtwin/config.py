@@ -362,7 +362,7 @@ class StorageDevice(StrictModel):
 def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
     """The engine's bound on one device's preallocated request slots (spec.rs ``request_slots_bytes``)."""
     pages = max(1, d.max_sectors_kib * 1024 // page_size)
-    return 2 * d.nr_requests * d.disks * (12 * pages + 48 * d.disks + 64)
+    return 2 * max(1, 3 * d.nr_requests // 2) * d.disks * (12 * pages + 48 * d.disks + 64)
 
 
 class Filesystem(StrictModel):
@@ -515,7 +515,7 @@ class Machine(StrictModel):
         slots = sum(request_slots_bytes(d, self.page_size) for d in devices)
         if slots > REQUEST_SLOTS_BUDGET:
             raise FieldError(["storage", "devices"],
-                             f"their request queues take {slots >> 20} MiB (2 x nr_requests slots a disk of max_sectors_kib each); "
+                             f"their request queues take {slots >> 20} MiB (3 x nr_requests slots a disk of max_sectors_kib each); "
                              f"at most {REQUEST_SLOTS_BUDGET >> 20} MiB (smaller nr_requests or max_sectors_kib)")
         swap = self.storage.swap if self.storage is not None else None
         if swap is not None and swap.size_mib * ((1 << 20) // self.page_size) > MAX_PAGES:

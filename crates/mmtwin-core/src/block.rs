@@ -9,11 +9,18 @@
 //! * A bio is merged onto the tail of a queued (not yet started) request of
 //!   the same direction that ends exactly where the bio begins, if the result
 //!   fits in `max_sectors_kib` (the elevator's back merge, `ll_back_merge_fn`).
-//!   Otherwise it needs a new request: at most `nr_requests` are allocated per
-//!   direction (`rl->count[sync]`; reads are SYNC, writeback is ASYNC), and
-//!   a bio finding its direction full is refused ([`Submit::Full`]); the
-//!   caller sleeps as in `get_request_wait` until a request of that direction
-//!   completes. The 3.0 "batching" allowance beyond `nr_requests` is not modelled.
+//!   Otherwise it needs a new request (`get_request`): per direction
+//!   (`rl->count[sync]`; reads are SYNC, writeback is ASYNC) a queue hands
+//!   out `nr_requests`, and marks itself full when it does; a task that is
+//!   not a "batcher" then finds the bio refused ([`Submit::Full`]) and
+//!   sleeps in `get_request_wait` on that list's wait queue (the caller, with
+//!   [`BlockLayer::last_full_queue`]). Each request freed while fewer than
+//!   `nr_requests` are allocated clears the full mark and wakes one waiter
+//!   ([`BlockLayer::take_request_wakes`], exclusive wakeups). A task woken
+//!   there, or the one whose allocation filled the queue, is a batcher
+//!   ([`Ioc`], `ioc_set_batching`): it may allocate `BLK_BATCH_REQ` (32)
+//!   requests, or any for `BLK_BATCH_TIME` (HZ/50), past the full mark, up
+//!   to 3/2 x `nr_requests`.
 //! * Congestion per direction is set when the allocated count reaches
 //!   `nr_congestion_on` (in `get_request`) and cleared when it falls below
 //!   `nr_congestion_off` (in `__freed_request`); see [`congestion_thresholds`].
@@ -38,12 +45,16 @@
 //! starts before the submit time of its request's latest bio, so a late
 //! `complete` cannot start work in the past, but it can delay it.
 //!
-//! Storage is preallocated per queue (`2 * nr_requests` request slots per
-//! member disk with room for `max_sectors_kib` of pfns each): no allocation
-//! per bio. All
+//! Storage is preallocated per queue (`3 * nr_requests` request slots per
+//! member disk, 3/2 x `nr_requests` per direction, with room for
+//! `max_sectors_kib` of pfns each): no allocation per bio. All
 //! orders are fixed (slot index, disk index, request sequence number).
 
 use std::collections::VecDeque;
+
+use crate::cost::Ctx;
+use crate::kernel::{Kernel, PendingWrite, NO_OWNER};
+use crate::sched::{Next, Wq};
 
 /// One block device (a request queue), as given in the run specification.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,6 +159,26 @@ pub struct DevStats {
     pub merges: [u64; 2],
     /// Requests completed.
     pub completed: [u64; 2],
+    /// The most requests one request list of the device had allocated.
+    pub peak: [u32; 2],
+}
+
+/// `q->nr_batching` (BLK_BATCH_REQ): requests a batcher may take past the full mark.
+pub const BLK_BATCH_REQ: u32 = 32;
+
+/// A task's `io_context` batching state (block/blk-core.c, 3.0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ioc {
+    /// `nr_batch_requests`: requests left in the batch.
+    pub nr_batch: u32,
+    /// `last_waited`: when the batch began (ns).
+    pub last_waited: u64,
+}
+
+/// ioc_batching: a fresh batch, or one with requests left begun less than
+/// BLK_BATCH_TIME (`batch_time` ns) ago.
+fn ioc_batching_at(ioc: &Ioc, now: u64, batch_time: u64) -> bool {
+    ioc.nr_batch == BLK_BATCH_REQ || (ioc.nr_batch > 0 && now < ioc.last_waited + batch_time)
 }
 
 /// 3.0 `blk_queue_congestion_threshold`: (on, off) from `nr_requests`.
@@ -383,6 +414,11 @@ struct Queue {
     /// bio-based in 3.0; each member's queue allocates its own requests).
     mcount: Vec<[u32; 2]>,
     mcongested: Vec<[bool; 2]>,
+    /// Per member and direction: `blk_queue_full` (set by the allocation
+    /// that fills the list, cleared when a freed request leaves room).
+    mfull: Vec<[bool; 2]>,
+    /// Request-list id of member 0 (the others follow).
+    base: u32,
     hint: usize,
     seq: u64,
     /// The earliest end of a piece in service (cached): the next event.
@@ -396,8 +432,9 @@ impl Queue {
         assert!(s.disks == 1 || s.chunk_kib > 0, "device {}: chunk_kib must be > 0", s.name);
         let n = s.disks as usize;
         let maxp = ((u64::from(s.max_sectors_kib) * 1024 / u64::from(page_size)) as usize).max(1);
-        // Each member disk has its own request list of nr_requests per direction.
-        let slots = 2 * s.nr_requests as usize * n;
+        // Each member disk has its own request list, up to 3/2 x
+        // nr_requests per direction with batchers.
+        let slots = 2 * (3 * s.nr_requests as usize / 2).max(1) * n;
         let (on, off) = congestion_thresholds(s.nr_requests);
         let fifo = [VecDeque::with_capacity(slots), VecDeque::with_capacity(slots)];
         let sorted = if s.elevator == Elevator::Deadline {
@@ -451,6 +488,8 @@ impl Queue {
             congested: [false; 2],
             mcount: vec![[0; 2]; n],
             mcongested: vec![[false; 2]; n],
+            mfull: vec![[false; 2]; n],
+            base: 0,
             hint: 0,
             seq: 0,
             next: None,
@@ -622,7 +661,7 @@ impl Queue {
 
     /// Emit one completion per bio of finished request `s` and free it
     /// (`freed_request`). True when the direction became uncongested.
-    fn release(&mut self, dev: usize, s: usize, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>) -> bool {
+    fn release(&mut self, dev: usize, s: usize, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>, wakes: &mut Vec<(u32, u8)>) -> bool {
         let r = &mut self.reqs[s];
         let (base, mut off) = (s * self.maxp, 0);
         for b in base..base + r.nbios as usize {
@@ -651,7 +690,120 @@ impl Queue {
         let edge = self.mcongested[m][d] && self.mcount[m][d] < self.off;
         self.mcongested[m][d] &= !edge;
         self.congested[d] = self.mcongested.iter().any(|c| c[d]);
+        // __freed_request: room below nr_requests clears the full mark and
+        // wakes one waiter of the list (wake_up on an exclusive wait).
+        if self.mcount[m][d] < self.nr {
+            self.mfull[m][d] = false;
+            wakes.push((self.base + m as u32, d as u8));
+        }
         edge
+    }
+}
+
+impl Kernel {
+    /// submit_bio by the task of `ctx`: get_request with the task's
+    /// io_context, a batcher if it slept in get_request_wait since its last
+    /// request. On [`Submit::Full`] the task's `blocked_list` names the
+    /// request list to wait on ([`Self::request_wait_sleep`]).
+    pub fn submit_bio(&mut self, ctx: &Ctx, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32) -> Submit {
+        let now = ctx.clock();
+        let pid = ctx.pid as usize;
+        let mut ioc = self.kt[pid].ioc;
+        if std::mem::take(&mut self.kt[pid].ioc_slept) {
+            self.blk.ioc_set_batching(&mut ioc, now);
+        }
+        let r = self.blk.submit_ioc(now, dev, dir, block, pfns, tag, &mut ioc);
+        self.kt[pid].ioc = ioc;
+        if r == Submit::Full {
+            self.kt[pid].blocked_list = self.blk.last_full_queue() as u32;
+        }
+        r
+    }
+
+    /// get_request_wait's sleep (io_schedule, exclusive) on the request
+    /// list that refused the task's last write; woken by a freed request
+    /// ([`BlockLayer::take_request_wakes`]), the task is a batcher.
+    pub fn request_wait_sleep(&mut self, ctx: &Ctx) -> Next {
+        let pid = ctx.pid as usize;
+        self.kt[pid].ioc_slept = true;
+        let reclaim = self.pending_writes.iter().any(|w| w.pid == ctx.pid);
+        self.mm.sim.request_waits[if reclaim { 0 } else { 1 }] += 1;
+        Next::Sleep { until: None, wq: Some(Wq::Request(self.kt[pid].blocked_list as usize, 1)), io: true }
+    }
+
+    /// submit_bio from reclaim's pageout, whose pages are under writeback
+    /// already (swap_writepage and ->writepage set them before
+    /// submitting). A bio the request list refuses waits, and so does its
+    /// reclaimer: 3.0 sleeps in get_request_wait right there; the engine
+    /// finishes the batch of pages in hand (their bios wait behind the
+    /// first), sleeps at its next point that can (`request_wait`), and
+    /// submits them when woken ([`Self::submit_pending_writes`]).
+    pub fn submit_reclaim_write(&mut self, ctx: &mut Ctx, dev: usize, block: u64, pfns: &[u32], tag: u32) {
+        let pid = ctx.pid as usize;
+        if self.kt[pid].request_wait || self.submit_bio(ctx, dev, Dir::Write, block, pfns, tag) == Submit::Full {
+            let mut buf = self.pending_pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(pfns);
+            self.pending_writes.push(PendingWrite { dev, block, pfns: buf, pid: ctx.pid, tag });
+            self.kt[pid].request_wait = true;
+        }
+    }
+
+    /// The reclaimer of `ctx`, back from get_request_wait, submits its
+    /// waiting bios in order, as a batcher. Returns the sleep if a request
+    /// list refuses one again.
+    pub fn submit_pending_writes(&mut self, ctx: &mut Ctx) -> Option<Next> {
+        let mut i = 0;
+        while i < self.pending_writes.len() {
+            if self.pending_writes[i].pid != ctx.pid {
+                i += 1;
+                continue;
+            }
+            let (dev, block, tag) = (self.pending_writes[i].dev, self.pending_writes[i].block, self.pending_writes[i].tag);
+            let pfns = std::mem::take(&mut self.pending_writes[i].pfns);
+            let r = self.submit_bio(ctx, dev, Dir::Write, block, &pfns, tag);
+            if r == Submit::Full {
+                self.pending_writes[i].pfns = pfns;
+                return Some(self.request_wait_sleep(ctx));
+            }
+            self.pending_pool.push(pfns);
+            self.pending_writes.remove(i);
+        }
+        None
+    }
+
+    /// A reclaimer that cannot sleep here (zone_reclaim runs inside the
+    /// allocation's step) leaves its waiting bios to the completion path.
+    pub fn orphan_pending_writes(&mut self, pid: u32) {
+        for w in self.pending_writes.iter_mut().filter(|w| w.pid == pid) {
+            w.pid = NO_OWNER;
+        }
+        self.kt[pid as usize].request_wait = false;
+    }
+
+    /// Requests were freed: wake one get_request_wait sleeper of the list
+    /// per request freed with room left (3.0's exclusive wake_up in
+    /// __freed_request), and submit orphaned reclaim writes in order.
+    pub fn wake_request_waiters(&mut self, now: u64) {
+        let mut wakes = std::mem::take(&mut self.request_wakes);
+        self.blk.take_request_wakes(&mut wakes);
+        for &(list, d) in &wakes {
+            self.sched.wake_up_one(Wq::Request(list as usize, d as usize), now);
+        }
+        self.request_wakes = wakes;
+        let mut i = 0;
+        while i < self.pending_writes.len() {
+            let w = &self.pending_writes[i];
+            if w.pid != NO_OWNER {
+                i += 1;
+                continue;
+            }
+            if self.blk.submit(now, w.dev, Dir::Write, w.block, &w.pfns, w.tag) == Submit::Full {
+                break;
+            }
+            let w = self.pending_writes.remove(i);
+            self.pending_pool.push(w.pfns);
+        }
     }
 }
 
@@ -663,14 +815,30 @@ pub struct BlockLayer {
     edges: u32,
     done_pfns: Vec<u32>,
     fin: Vec<(u64, u32)>,
+    /// First request-list id of each device (its member disks follow).
+    qbase: Vec<u32>,
+    /// Request lists that freed a request with room left, in order:
+    /// (list id, direction), one waiter to wake each.
+    wakes: Vec<(u32, u8)>,
+    /// The list whose refusal was the last [`Submit::Full`].
+    last_full: u32,
+    /// BLK_BATCH_TIME in ns (HZ/50).
+    batch_time_ns: u64,
 }
 
 impl BlockLayer {
     /// Build the queues. At most 16 devices (edge bitmask); `page_size` a multiple of 512.
     pub fn new(devs: &[DeviceSpec], page_size: u32) -> BlockLayer {
         assert!(devs.len() <= 16 && page_size >= 512 && page_size.is_multiple_of(512));
-        let qs: Vec<Queue> = devs.iter().map(|d| Queue::new(d, page_size)).collect();
+        let mut qs: Vec<Queue> = devs.iter().map(|d| Queue::new(d, page_size)).collect();
         let slots = qs.iter().map(|q| q.reqs.len()).max().unwrap_or(0);
+        let mut qbase = Vec::with_capacity(qs.len());
+        let mut lists = 0u32;
+        for q in &mut qs {
+            q.base = lists;
+            qbase.push(lists);
+            lists += q.n as u32;
+        }
         BlockLayer {
             qs,
             spp: u64::from(page_size / 512),
@@ -678,6 +846,48 @@ impl BlockLayer {
             edges: 0,
             done_pfns: Vec::new(),
             fin: Vec::with_capacity(slots),
+            qbase,
+            wakes: Vec::with_capacity(slots),
+            last_full: 0,
+            batch_time_ns: 20_000_000,
+        }
+    }
+
+    /// BLK_BATCH_TIME: HZ/50 jiffies, given in ns by the kernel.
+    pub fn set_batch_time_ns(&mut self, ns: u64) {
+        self.batch_time_ns = ns;
+    }
+
+    /// Request lists of all devices (one per disk; an md RAID-0 has one
+    /// per member): the ids of [`Self::last_full_queue`] and
+    /// [`Self::take_request_wakes`] are below this.
+    pub fn nr_request_lists(&self) -> usize {
+        self.qs.iter().map(|q| q.n).sum()
+    }
+
+    /// The request list whose refusal was the last [`Submit::Full`]: the
+    /// submitter waits on it (get_request_wait).
+    pub fn last_full_queue(&self) -> usize {
+        self.last_full as usize
+    }
+
+    /// Take the wakeups freed requests owe, oldest first: (request list,
+    /// direction index) once per request freed with room below nr_requests.
+    pub fn take_request_wakes(&mut self, out: &mut Vec<(u32, u8)>) {
+        out.clear();
+        out.append(&mut self.wakes);
+    }
+
+    /// ioc_batching: may this io_context allocate past the full mark?
+    pub fn ioc_batching(&self, ioc: &Ioc, now: u64) -> bool {
+        ioc_batching_at(ioc, now, self.batch_time_ns)
+    }
+
+    /// ioc_set_batching: a new batch, unless one is running.
+    pub fn ioc_set_batching(&self, ioc: &mut Ioc, now: u64) {
+        if !self.ioc_batching(ioc, now) {
+            ioc.nr_batch = BLK_BATCH_REQ;
+            ioc.last_waited = now;
         }
     }
 
@@ -709,10 +919,20 @@ impl BlockLayer {
         q.maxp.min((q.chunk / self.spp).max(1) as usize) as u32
     }
 
-    /// Submit a bio of `pfns.len()` contiguous pages starting at page `block`.
-    /// Panics if the bio is empty, exceeds [`Self::max_bio_pages`] or the device.
+    /// Submit a bio from a task that is not batching (a fresh io_context
+    /// each time): see [`Self::submit_ioc`].
     pub fn submit(&mut self, now: u64, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32) -> Submit {
+        self.submit_ioc(now, dev, dir, block, pfns, tag, &mut Ioc::default())
+    }
+
+    /// Submit a bio of `pfns.len()` contiguous pages starting at page
+    /// `block`, for a task whose io_context is `ioc` (get_request).
+    /// Panics if the bio is empty, exceeds [`Self::max_bio_pages`] or the device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_ioc(&mut self, now: u64, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32, ioc: &mut Ioc) -> Submit {
         let spp = self.spp;
+        let batch_time = self.batch_time_ns;
+        let batching = |ioc: &Ioc| ioc_batching_at(ioc, now, batch_time);
         let q = &mut self.qs[dev];
         let np = pfns.len();
         assert!(np >= 1 && np <= q.maxp, "bio of {np} pages (max {})", q.maxp);
@@ -748,8 +968,17 @@ impl BlockLayer {
                 debug_assert_eq!(found, (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, b, len, spp)));
                 found
             };
-            if merge[i].is_none() && q.mcount[q.member(b, spp)][d] >= q.nr {
-                return Submit::Full;
+            if merge[i].is_none() {
+                // get_request: a list about to fill refuses a task that is
+                // not batching once it is marked full (the allocation that
+                // fills it marks it and makes its task a batcher); nobody
+                // gets more than 3/2 x nr_requests.
+                let m = q.member(b, spp);
+                let c = q.mcount[m][d];
+                if (c + 1 >= q.nr && q.mfull[m][d] && !batching(ioc)) || c >= 3 * q.nr / 2 {
+                    self.last_full = self.qbase[dev] + m as u32;
+                    return Submit::Full;
+                }
             }
         }
         let mut res = Submit::Merged;
@@ -761,12 +990,27 @@ impl BlockLayer {
                 q.append(s, now, part, tag, spp);
             } else {
                 let m = q.member(b, spp);
+                // Only an allocation at the full mark looks at the task's
+                // io_context: it counts against the batch there, not below.
+                if q.mcount[m][d] + 1 >= q.nr {
+                    if !q.mfull[m][d] {
+                        q.mfull[m][d] = true;
+                        if !batching(ioc) {
+                            ioc.nr_batch = BLK_BATCH_REQ;
+                            ioc.last_waited = now;
+                        }
+                    }
+                    if batching(ioc) {
+                        ioc.nr_batch -= 1;
+                    }
+                }
                 let s = q.free.pop().expect("a free slot per allocatable request") as usize;
                 q.reqs[s] = Req { in_use: true, dir, seq: q.seq, block: b, arrive: now, ..Req::default() };
                 q.seq += 1;
                 q.count[d] += 1;
                 q.mcount[m][d] += 1;
                 q.stats.requests[d] += 1;
+                q.stats.peak[d] = q.stats.peak[d].max(q.mcount[m][d]);
                 if q.mcount[m][d] >= q.on && !q.mcongested[m][d] {
                     q.mcongested[m][d] = true;
                     q.congested[d] = true;
@@ -820,7 +1064,7 @@ impl BlockLayer {
                 }
                 self.fin.sort_unstable();
                 for &(_, s) in &self.fin {
-                    if q.release(qi, s as usize, self.spp, &mut self.done_pfns, out) {
+                    if q.release(qi, s as usize, self.spp, &mut self.done_pfns, out, &mut self.wakes) {
                         self.nr_congested[q.reqs[s as usize].dir.idx()] -= 1;
                         self.edges |= edge_bit(qi, q.reqs[s as usize].dir);
                     }
@@ -1132,6 +1376,68 @@ mod tests {
         b.complete(b.next_completion().unwrap(), &mut out);
         assert_eq!((out.len(), b.in_flight(0, Dir::Write)), (1, 3));
         assert_eq!(b.submit(ACC + PG, 0, Dir::Write, 100, &[0], 0), Submit::Queued);
+    }
+
+    #[test]
+    fn a_batcher_goes_past_the_full_mark_and_others_wait() {
+        let mut b = BlockLayer::new(&[spec(1, 4, 512)], 4096);
+        let ms = 1_000_000;
+        // The allocation that fills the list (the 4th) marks it full and
+        // makes its task a batcher.
+        let mut filler = Ioc::default();
+        for i in 0..4 {
+            assert_eq!(b.submit_ioc(0, 0, Dir::Write, 10 * i, &[0], 0, &mut filler), Submit::Queued);
+        }
+        assert_eq!(filler.nr_batch, BLK_BATCH_REQ - 1, "the filling allocation counts against its batch");
+        // Another task is refused; the batcher goes on, to 3/2 x nr_requests.
+        let mut other = Ioc::default();
+        assert_eq!(b.submit_ioc(0, 0, Dir::Write, 100, &[0], 0, &mut other), Submit::Full);
+        assert_eq!(b.last_full_queue(), 0);
+        for i in 0..2 {
+            assert_eq!(b.submit_ioc(ms, 0, Dir::Write, 200 + 10 * i, &[0], 0, &mut filler), Submit::Queued);
+        }
+        assert_eq!(b.in_flight(0, Dir::Write), 6);
+        assert_eq!(b.submit_ioc(ms, 0, Dir::Write, 300, &[0], 0, &mut filler), Submit::Full, "3/2 x nr_requests");
+        // Frees above nr_requests - 1 wake nobody; the first below does and
+        // clears the full mark.
+        let (mut out, mut wakes) = (Vec::new(), Vec::new());
+        let mut woke_at = Vec::new();
+        while b.in_flight(0, Dir::Write) > 0 {
+            b.complete(b.next_completion().unwrap(), &mut out);
+            b.take_request_wakes(&mut wakes);
+            if !wakes.is_empty() {
+                woke_at.push(b.in_flight(0, Dir::Write));
+                assert_eq!(wakes, vec![(0, 1)]);
+            }
+        }
+        assert_eq!(woke_at, vec![3, 2, 1, 0]);
+        // A batch with requests left lapses after BLK_BATCH_TIME (20 ms),
+        // unless it is whole.
+        let mut late = Ioc { nr_batch: 5, last_waited: 0 };
+        assert!(b.ioc_batching(&late, 19 * ms) && !b.ioc_batching(&late, 20 * ms));
+        late.nr_batch = BLK_BATCH_REQ;
+        assert!(b.ioc_batching(&late, 1000 * ms));
+        b.ioc_set_batching(&mut late, 1000 * ms);
+        assert_eq!(late.last_waited, 0, "a running batch is not restarted");
+        let mut fresh = Ioc { nr_batch: 0, last_waited: 0 };
+        b.ioc_set_batching(&mut fresh, 7 * ms);
+        assert_eq!(fresh, Ioc { nr_batch: BLK_BATCH_REQ, last_waited: 7 * ms });
+    }
+
+    #[test]
+    fn an_md_member_list_refuses_alone_and_names_itself() {
+        // RAID-0 of 2 disks, 64 KiB chunks (16 pages): even chunks on disk 0.
+        let mut b = BlockLayer::new(&[spec(1, 4, 512), spec(2, 4, 512)], 4096);
+        assert_eq!(b.nr_request_lists(), 3);
+        let mut filler = Ioc::default();
+        for i in 0..4 {
+            // Chunks 0, 2, 4, 6: disk 0 of md (list 1); not contiguous.
+            assert_eq!(b.submit_ioc(0, 1, Dir::Write, 32 * i, &[0], 0, &mut filler), Submit::Queued);
+        }
+        let mut other = Ioc::default();
+        assert_eq!(b.submit_ioc(0, 1, Dir::Write, 32 * 5, &[0], 0, &mut other), Submit::Full);
+        assert_eq!(b.last_full_queue(), 1, "md member 0 is list 1 (the plain disk is list 0)");
+        assert_eq!(b.submit_ioc(0, 1, Dir::Write, 16, &[0], 0, &mut other), Submit::Queued, "member 1 has room");
     }
 
     #[test]

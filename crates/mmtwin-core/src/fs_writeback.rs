@@ -136,8 +136,7 @@ impl Kernel {
             }
         }
         if blocked {
-            let dev = self.bdi[b].dev;
-            return Next::Sleep { until: None, wq: Some(Wq::Request(dev, 1)), io: true };
+            return self.request_wait_sleep(ctx);
         }
         Next::Run
     }
@@ -155,7 +154,7 @@ impl Kernel {
         if !self.fs.inodes[ino as usize].itable_written {
             // The new inode's table block goes out with its first data.
             let blk = self.fs.itable_block(ino);
-            if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, blk, &[NIL], 0), Submit::Full) {
+            if matches!(self.submit_bio(ctx, dev, Dir::Write, blk, &[NIL], 0), Submit::Full) {
                 return (0, true);
             }
             self.mm.vm.add(Ev::Pgpgout, self.page_size / 1024);
@@ -273,7 +272,7 @@ impl Kernel {
     /// submit_bio(WRITE): false if the queue had no free request.
     fn submit_bio_write(&mut self, ctx: &mut Ctx, block: u64, pfns: &[u32]) -> bool {
         let dev = self.fs.dev;
-        if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, block, pfns, 1), Submit::Full) {
+        if matches!(self.submit_bio(ctx, dev, Dir::Write, block, pfns, 1), Submit::Full) {
             return false;
         }
         self.mm.vm.add(Ev::Pgpgout, pfns.len() as u64 * self.page_size / 1024);
@@ -334,14 +333,17 @@ impl Kernel {
                 pfns.push(self.find_get_page(ino, idx + k).expect("a page of the run"));
             }
             ctx.sys += self.cost.writepage_ns * n;
-            if self.submit_bio_write(ctx, block, &pfns) {
-                self.set_page_writeback(p);
-                for &q in &pfns[1..] {
-                    self.clear_page_dirty_for_io(q);
-                    self.set_page_writeback(q);
-                }
-                return;
+            // With no free write request the bio waits for one, and this
+            // reclaimer with it (submit_reclaim_write).
+            let dev = self.fs.dev;
+            self.submit_reclaim_write(ctx, dev, block, &pfns, 1);
+            self.mm.vm.add(Ev::Pgpgout, pfns.len() as u64 * self.page_size / 1024);
+            self.set_page_writeback(p);
+            for &q in &pfns[1..] {
+                self.clear_page_dirty_for_io(q);
+                self.set_page_writeback(q);
             }
+            return;
         }
         // redirty_page_for_writepage
         self.set_page_dirty_nr(p);
@@ -410,13 +412,12 @@ impl Kernel {
         // below the congestion-off threshold calls clear_bdi_congested,
         // which wakes the congestion_wait sleepers.
         let mut uncongested = self.blk.take_uncongested_edges() != 0;
+        self.wake_request_waiters(now);
         for (dev, w) in woke.iter().enumerate() {
             if w[1] {
-                self.sched.wake_up_all(Wq::Request(dev, 1), now);
                 uncongested |= !self.blk.congested(dev, Dir::Write);
             }
             if w[0] {
-                self.sched.wake_up_all(Wq::Request(dev, 0), now);
                 self.retry_pending_reads(now, dev);
             }
         }

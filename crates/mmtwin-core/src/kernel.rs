@@ -53,6 +53,20 @@ pub struct KTask {
     /// Reclaim met enough dirty pages in this zone to throttle (patch 6):
     /// the reclaimer calls wait_iff_congested at its next point that can sleep.
     pub throttle: Option<usize>,
+    /// Reclaim submitted a write that a request list refused: the
+    /// reclaimer sleeps in get_request_wait at its next point that can
+    /// sleep, then submits its waiting bios ([`Kernel::submit_pending_writes`]).
+    pub request_wait: bool,
+    /// The io_context's request batching (block.rs).
+    pub ioc: crate::block::Ioc,
+    /// Slept in get_request_wait: a batcher from its next request on.
+    pub ioc_slept: bool,
+    /// The request list that refused the task's last bio.
+    pub blocked_list: u32,
+    /// shrink_zone cut short by that wait: (zone, priority, what is left
+    /// to scan per LRU list, pages reclaimed so far), so the iteration goes
+    /// on where it stopped.
+    pub zone_resume: Option<(usize, i32, [u64; 4], u64)>,
     /// A buffer head allocated ahead of the page it is for (buffer.rs).
     pub bh_reserve: u32,
 }
@@ -86,10 +100,33 @@ pub struct Kernel {
     /// Read bios refused by a full queue, resubmitted as requests free.
     /// Reads whose queue had no free request: (device, block, pages).
     pub pending_reads: Vec<(usize, u64, Vec<u32>)>,
+    /// Reclaim's write bios refused by a request list, each waiting with
+    /// its reclaimer (get_request_wait), in submission order.
+    pub pending_writes: Vec<PendingWrite>,
+    /// Emptied pfn buffers of pending writes, for reuse.
+    pub pending_pool: Vec<Vec<u32>>,
+    /// The block layer's wakeups of one completion round (reused buffer).
+    pub request_wakes: Vec<(u32, u8)>,
     pub nr_nodes: usize,
     /// The specification's seed: the engine's one source of variation.
     pub seed: u64,
     pub fork_balance: crate::spec::ForkBalance,
+}
+
+/// [`PendingWrite::pid`] of a bio whose submitter could not sleep.
+pub const NO_OWNER: u32 = u32::MAX;
+
+/// A write bio from reclaim waiting for a free request of its queue.
+#[derive(Debug, Clone)]
+pub struct PendingWrite {
+    pub dev: usize,
+    pub block: u64,
+    pub pfns: Vec<u32>,
+    /// The reclaimer that submitted it ([`NO_OWNER`]: one that could not
+    /// sleep; the completion path submits it).
+    pub pid: u32,
+    /// The block layer's tag for the bio (0 swap, 1 file).
+    pub tag: u32,
 }
 
 /// Simulated time past which a run is stopped as stalled (one simulated day).
@@ -153,7 +190,7 @@ impl Kernel {
         }
         .with_stats(k.era);
         let nzones = mm.zones.len();
-        let sched = Sched::new(ncpus, nr_nodes, ndev.max(1), nzones, 1);
+        let sched = Sched::new(ncpus, nr_nodes, ndev.max(1), blk.nr_request_lists().max(1), nzones, 1);
         let fs = Fs::new(spec);
         let slab = Slab::new(spec, nr_nodes);
         // The swap area: its own device, or the blocks after the filesystem's.
@@ -188,6 +225,9 @@ impl Kernel {
             faults: 0,
             completions: Vec::new(),
             pending_reads: Vec::new(),
+            pending_writes: Vec::new(),
+            pending_pool: Vec::new(),
+            request_wakes: Vec::new(),
             nr_nodes,
             seed: spec.seed,
             fork_balance: spec.machine.fork_balance,
@@ -215,6 +255,9 @@ impl Kernel {
             kern.kt[pid as usize].pf_memalloc = false;
             kern.bdi.push(Bdi::new(dev, pid));
         }
+        // BLK_BATCH_TIME: HZ/50 jiffies.
+        let batch = kern.jiffies_ns(kern.hz / 50);
+        kern.blk.set_batch_time_ns(batch);
         kern.wl = Workload::start(&mut kern, spec)?;
         Ok(kern)
     }
@@ -234,6 +277,11 @@ impl Kernel {
                 wait: Default::default(),
                 in_fault: false,
                 throttle: None,
+                request_wait: false,
+                ioc: Default::default(),
+                ioc_slept: false,
+                blocked_list: 0,
+                zone_resume: None,
                 bh_reserve: crate::page::NIL,
             });
         }
@@ -667,6 +715,8 @@ impl Kernel {
             .filter(|t| t.kind == TaskKind::User)
             .fold((0u64, 0u64), |(u, s), t| (u + t.user_ns, s + t.sys_ns));
         let s = &self.mm.sim;
+        let request_waits = json!({ "reclaim": s.request_waits[0], "other": s.request_waits[1] });
+        let request_list_peak = (0..self.blk.nr_devices()).map(|d| self.blk.stats(d).peak[1]).max().unwrap_or(0);
         let mut result = json!({
             "kernel": spec.kernel.name,
             "machine": spec.machine.name,
@@ -717,6 +767,8 @@ impl Kernel {
                 st.summary(&|pid| self.sched.tasks.get(pid as usize).map_or_else(String::new, |t| t.comm.clone()), out.end)
             }),
         });
+        result["sim"]["request_waits"] = request_waits;
+        result["sim"]["request_list_peak"] = json!(request_list_peak);
         if let (Value::Object(map), Some(th)) = (&mut result, self.wl.threads_json(self)) {
             map.insert("threads".into(), th);
         }

@@ -270,6 +270,9 @@ pub struct SimCounters {
     /// FULL for all_unreclaimable, NOSCAN, SOME (scanned, short), SUCCESS].
     pub zone_reclaim_ret: [u64; 5],
     pub rmqueue_bulk: u64,
+    /// Sleeps in get_request_wait: [reclaimers with writes waiting, others
+    /// (the flusher, dirtiers in balance_dirty_pages)].
+    pub request_waits: [u64; 2],
     pub lock_spin_ns: u64,
     pub page_events: u64,
 }

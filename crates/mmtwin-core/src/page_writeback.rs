@@ -243,8 +243,7 @@ impl Kernel {
                 st.pages_written += written;
                 if blocked {
                     self.kt[pid].bdp = st;
-                    let dev = self.bdi[0].dev;
-                    return Some(Next::Sleep { until: None, wq: Some(Wq::Request(dev, 1)), io: true });
+                    return Some(self.request_wait_sleep(ctx));
                 }
                 if st.pages_written >= st.write_chunk {
                     break 'check true;

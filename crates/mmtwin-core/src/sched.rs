@@ -61,7 +61,9 @@ pub enum Wq {
     Kswapd(usize),
     /// congestion_wqh[BLK_RW_ASYNC / SYNC]: woken when a queue stops being congested.
     Congestion(usize),
-    /// A request queue's free-request wait (get_request_wait), per device and direction.
+    /// A request list's free-request wait (get_request_wait): per request
+    /// list (one per disk, each member of an md array its own; block.rs
+    /// numbers them) and direction.
     Request(usize, usize),
     /// A flusher thread's wait (woken by wakeup_flusher_threads / bdi_start_background_writeback).
     Flusher(usize),
@@ -168,29 +170,30 @@ pub struct Sched {
 struct WqIndex {
     nodes: usize,
     devs: usize,
+    lists: usize,
     zones: usize,
     barriers: usize,
 }
 
 impl WqIndex {
     fn len(&self) -> usize {
-        self.nodes + 2 + self.devs * 2 + self.devs + self.zones + self.barriers
+        self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers
     }
     fn of(&self, wq: Wq) -> usize {
         match wq {
             Wq::Kswapd(n) => n,
             Wq::Congestion(d) => self.nodes + d,
-            Wq::Request(dev, dir) => self.nodes + 2 + dev * 2 + dir,
-            Wq::Flusher(b) => self.nodes + 2 + self.devs * 2 + b,
-            Wq::Page(z) => self.nodes + 2 + self.devs * 3 + z,
-            Wq::Barrier(b) => self.nodes + 2 + self.devs * 3 + self.zones + b,
+            Wq::Request(list, dir) => self.nodes + 2 + list * 2 + dir,
+            Wq::Flusher(b) => self.nodes + 2 + self.lists * 2 + b,
+            Wq::Page(z) => self.nodes + 2 + self.lists * 2 + self.devs + z,
+            Wq::Barrier(b) => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + b,
         }
     }
 }
 
 impl Sched {
-    pub fn new(nr_cpus: usize, nodes: usize, devs: usize, zones: usize, barriers: usize) -> Sched {
-        let wq_index = WqIndex { nodes, devs, zones, barriers };
+    pub fn new(nr_cpus: usize, nodes: usize, devs: usize, lists: usize, zones: usize, barriers: usize) -> Sched {
+        let wq_index = WqIndex { nodes, devs, lists, zones, barriers };
         Sched {
             tasks: Vec::new(),
             heap: BinaryHeap::new(),
@@ -610,8 +613,8 @@ mod tests {
             let mut rng = SplitMix64::new(seed);
             let ncpu = 1 + rng.below(4) as usize;
             let sets: Vec<Vec<u16>> = vec![(0..ncpu as u16).collect(), vec![0], vec![(ncpu - 1) as u16], (0..ncpu as u16).rev().collect()];
-            let mut a = Sched::new(ncpu, 1, 1, 1, 0);
-            let mut b = Sched::new(ncpu, 1, 1, 1, 0);
+            let mut a = Sched::new(ncpu, 1, 1, 1, 1, 0);
+            let mut b = Sched::new(ncpu, 1, 1, 1, 1, 0);
             let ntasks = 1 + rng.below(40);
             for i in 0..ntasks {
                 let cpus = sets[rng.below(sets.len() as u64) as usize].clone();
@@ -660,7 +663,7 @@ mod tests {
 
     #[test]
     fn two_tasks_share_one_cpu_in_turn() {
-        let mut s = Sched::new(1, 1, 0, 1, 0);
+        let mut s = Sched::new(1, 1, 0, 0, 1, 0);
         let a = s.spawn("a".into(), TaskKind::User, vec![0], 0);
         let b = s.spawn("b".into(), TaskKind::User, vec![0], 0);
         let mut order = Vec::new();
@@ -674,7 +677,7 @@ mod tests {
 
     #[test]
     fn a_sleeper_wakes_early_through_its_queue_or_at_its_timeout() {
-        let mut s = Sched::new(2, 1, 1, 1, 0);
+        let mut s = Sched::new(2, 1, 1, 1, 1, 0);
         let a = s.spawn("a".into(), TaskKind::User, vec![0], 0);
         let (t, pid, cpu) = s.next_event(u64::MAX).unwrap();
         s.end_step(pid, cpu, t, 0, 5, Next::Sleep { until: Some(100), wq: Some(Wq::Congestion(0)), io: true });
@@ -694,7 +697,7 @@ mod tests {
         // The kernel asks only for events before the next I/O completion
         // (at 50); the sleeper's timeout at 100 must not fire then, so the
         // completion's wakeup at 50 still finds it asleep.
-        let mut s = Sched::new(1, 1, 1, 1, 0);
+        let mut s = Sched::new(1, 1, 1, 1, 1, 0);
         let a = s.spawn("a".into(), TaskKind::Flusher(0), vec![0], 0);
         let (t, pid, cpu) = s.next_event(u64::MAX).unwrap();
         s.end_step(pid, cpu, t, 0, 0, Next::Sleep { until: Some(100), wq: Some(Wq::Flusher(0)), io: false });

@@ -76,14 +76,15 @@ pub const CACHE_MODEL_BUDGET: u64 = 1 << 30;
 /// Memory the block layer's preallocated request slots may take, all devices together (block.rs `Queue::new`).
 pub const REQUEST_SLOTS_BUDGET: u64 = 1 << 30;
 
-/// Bytes of one device's preallocated request slots at most: `2 x nr_requests` slots per member disk
-/// (each member of an md RAID-0 has its own request list), each with room
+/// Bytes of one device's preallocated request slots at most: `2 x floor(3 x nr_requests / 2)`
+/// slots per member disk (each member of an md RAID-0 has its own request list, and a batcher
+/// may take 3/2 x nr_requests of a direction), each with room
 /// for `max_sectors_kib` of pages (a pfn, a bio tag and a length, 4 bytes each), per disk its piece,
 /// stamp and queueing time and its FIFO and sorted-list entries (48 bytes a disk) and the request
 /// itself (64).
 pub fn request_slots_bytes(d: &DeviceSpecJson, page_size: u64) -> u64 {
     let maxp = (u64::from(d.max_sectors_kib) * 1024 / page_size).max(1);
-    2 * u64::from(d.nr_requests) * u64::from(d.disks) * (12 * maxp + 48 * u64::from(d.disks) + 64)
+    2 * (3 * u64::from(d.nr_requests) / 2).max(1) * u64::from(d.disks) * (12 * maxp + 48 * u64::from(d.disks) + 64)
 }
 
 /// When to record the state /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,
@@ -1075,7 +1076,7 @@ impl Spec {
                 return Err(SpecError::new(
                     "machine.storage.devices",
                     format!(
-                        "their request queues take {} MiB (2 x nr_requests slots a disk of max_sectors_kib each); at most {} MiB (smaller nr_requests or max_sectors_kib)",
+                        "their request queues take {} MiB (3 x nr_requests slots a disk of max_sectors_kib each); at most {} MiB (smaller nr_requests or max_sectors_kib)",
                         slots >> 20,
                         REQUEST_SLOTS_BUDGET >> 20
                     ),

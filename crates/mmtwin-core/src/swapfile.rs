@@ -157,22 +157,20 @@ impl Kernel {
 
     /// swap_writepage: one page to its slot (reclaim clustered them by
     /// handing out slots in order; the block layer merges neighbours).
-    /// False if the queue had no free request (the page stays dirty).
-    pub fn swap_writepage(&mut self, ctx: &mut Ctx, p: u32) -> bool {
+    /// The page is under writeback from here; a bio its request list
+    /// refuses waits with the reclaimer (submit_reclaim_write).
+    pub fn swap_writepage(&mut self, ctx: &mut Ctx, p: u32) {
         let slot = self.mm.pages.index[p as usize] as u64;
         let (dev, block) = {
             let si = self.swap.as_ref().expect("a swap area");
             (si.dev, si.first_block + slot)
         };
         ctx.sys += self.cost.writepage_ns;
-        if matches!(self.blk.submit(ctx.clock(), dev, Dir::Write, block, &[p], 0), Submit::Full) {
-            return false;
-        }
+        self.submit_reclaim_write(ctx, dev, block, &[p], 0);
         self.mm.pages.clear(p, PG_DIRTY);
         self.set_page_writeback(p);
         self.mm.vm.inc(Ev::Pswpout);
         self.mm.vm.add(Ev::Pgpgout, self.page_size / 1024);
-        true
     }
 
     /// swap_free: the last reference to a slot is gone.

@@ -60,6 +60,10 @@ pub struct DirectReclaim {
     /// wait_iff_congested after scanning at priority < DEF_PRIORITY - 2,
     /// with the pages that iteration scanned) comes next.
     pub end_wait_scanned: Option<u64>,
+    /// Slept in get_request_wait inside a priority iteration: the zone (an
+    /// index into the reclaim zones) it stopped in and what the iteration
+    /// had scanned by then.
+    pub resume_zone: Option<(usize, u64)>,
 }
 
 impl DirectReclaim {
@@ -74,6 +78,7 @@ impl DirectReclaim {
             may_writepage: true,
             finished: false,
             end_wait_scanned: None,
+            resume_zone: None,
         }
     }
 }
@@ -105,6 +110,9 @@ pub struct Kswapd {
     /// Woke from patch 6's throttle at the end of a pass: the pass's own
     /// congestion wait (did the pass want it, was a zone below min) comes next.
     pub end_wait: Option<(bool, bool)>,
+    /// Slept in get_request_wait in this pass: zones below this index were
+    /// shrunk already and are not shrunk again when the pass goes on.
+    pub resume_from: usize,
 }
 
 impl Kswapd {
@@ -122,6 +130,7 @@ impl Kswapd {
             may_writepage: true,
             awake_since: 0,
             end_wait: None,
+            resume_from: 0,
         }
     }
 }
@@ -468,9 +477,29 @@ impl Kernel {
     /// The throttle patch 6 asked for in shrink_inactive_list, taken at the
     /// reclaimer's next point that can sleep: wait_iff_congested(HZ/10).
     fn take_throttle(&mut self, ctx: &mut Ctx) -> Option<Next> {
+        if let Some(next) = self.take_request_wait(ctx) {
+            return Some(next);
+        }
         let zi = self.kt[ctx.pid as usize].throttle.take()?;
         let timeout = self.jiffies_ns(self.hz / 10);
         self.wait_iff_congested(ctx, zi, timeout)
+    }
+
+    /// get_request_wait for the writes of this reclaimer that a request
+    /// list refused: 3.0 sleeps before each; the engine stops scanning
+    /// after the batch that met the refusal (shrink_zone) and sleeps once,
+    /// on the list that refused the first, then submits them all when
+    /// woken, a batcher (submit_pending_writes). Taken before a throttle
+    /// patch 6 asked for, which then waits for the next point that can sleep.
+    fn take_request_wait(&mut self, ctx: &mut Ctx) -> Option<Next> {
+        let pid = ctx.pid;
+        if !std::mem::take(&mut self.kt[pid as usize].request_wait) {
+            return None;
+        }
+        if !self.pending_writes.iter().any(|w| w.pid == pid) {
+            return None;
+        }
+        Some(self.request_wait_sleep(ctx))
     }
 
     /// shrink_active_list: deactivate pages from the active list's tail.
@@ -570,8 +599,11 @@ impl Kernel {
 
     /// shrink_zone (3.0).
     pub fn shrink_zone(&mut self, ctx: &mut Ctx, prio: i32, zi: usize, sc: &mut ScanControl) {
-        let mut nr = self.get_scan_count(zi, sc, prio);
-        let mut nr_reclaimed = 0;
+        let pid = ctx.pid as usize;
+        let (mut nr, mut nr_reclaimed) = match self.kt[pid].zone_resume.take() {
+            Some((z, p, nr, done)) if z == zi && p == prio => (nr, done),
+            _ => (self.get_scan_count(zi, sc, prio), 0),
+        };
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
             for (l, left) in nr.iter_mut().enumerate() {
                 if *left > 0 {
@@ -581,6 +613,18 @@ impl Kernel {
                 }
             }
             if nr_reclaimed >= sc.nr_to_reclaim && prio < DEF_PRIORITY {
+                break;
+            }
+            // A write met a queue with no free request: 3.0 sleeps in
+            // get_request_wait there and goes on. The reclaimer stops after
+            // this batch, sleeps at its next point that can
+            // (take_request_wait), and then goes on with what is left.
+            if self.kt[pid].request_wait {
+                if nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
+                    self.kt[pid].zone_resume = Some((zi, prio, nr, nr_reclaimed));
+                    sc.nr_reclaimed += nr_reclaimed;
+                    return;
+                }
                 break;
             }
         }
@@ -610,6 +654,10 @@ impl Kernel {
     /// do_try_to_free_pages (3.0). Ok(progress) when done; Err(next) when
     /// the reclaimer sleeps in wait_iff_congested (resumes at dr.prio).
     pub fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, dr: &mut DirectReclaim, mems: &[bool]) -> Result<u64, Next> {
+        // Back from get_request_wait: the bios that waited go first.
+        if let Some(next) = self.submit_pending_writes(ctx) {
+            return Err(next);
+        }
         let zones = self.reclaim_zones(dr.zl_idx, mems);
         if dr.finished {
             return Ok(dr.nr_reclaimed);
@@ -621,9 +669,10 @@ impl Kernel {
         }
         while dr.prio >= 0 {
             let prio = dr.prio;
+            let (first_zone, scanned_before) = dr.resume_zone.take().unwrap_or((0, 0));
             let mut sc = ScanControl {
                 gfp: dr.gfp,
-                nr_scanned: 0,
+                nr_scanned: scanned_before,
                 nr_reclaimed: dr.nr_reclaimed,
                 nr_to_reclaim: SWAP_CLUSTER_MAX,
                 may_writepage: dr.may_writepage,
@@ -634,7 +683,7 @@ impl Kernel {
                 swappiness: self.k.swappiness,
             };
             // shrink_zones
-            for &zi in &zones {
+            for (j, &zi) in zones.iter().enumerate().skip(first_zone) {
                 if self.mm.zones[zi].present == 0 {
                     continue;
                 }
@@ -642,6 +691,18 @@ impl Kernel {
                     continue;
                 }
                 self.shrink_zone(ctx, prio, zi, &mut sc);
+                if self.kt[ctx.pid as usize].request_wait {
+                    // Sleep in get_request_wait (the queue has no free
+                    // request) and go on from here: this zone if its scan
+                    // was cut short, else the next.
+                    let next = if self.kt[ctx.pid as usize].zone_resume.is_some() { j } else { j + 1 };
+                    if let Some(wait) = self.take_request_wait(ctx) {
+                        dr.resume_zone = Some((next, sc.nr_scanned));
+                        dr.nr_reclaimed = sc.nr_reclaimed;
+                        return Err(wait);
+                    }
+                    self.kt[ctx.pid as usize].zone_resume = None;
+                }
             }
             let lru_pages: u64 = zones.iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
             let (_, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, dr.gfp, lru_pages, false);
@@ -736,8 +797,12 @@ impl Kernel {
         }
         self.kt[pid].pf_memalloc = was;
         // __zone_reclaim runs within one step and cannot sleep here: a
-        // throttle its scanning asked for (patch 6) is not taken.
+        // throttle its scanning asked for (patch 6) is not taken, nor a
+        // wait for a free request (its writes, RECLAIM_WRITE or
+        // RECLAIM_SWAP, still wait for theirs in the queue).
         self.kt[pid].throttle = None;
+        self.orphan_pending_writes(pid as u32);
+        self.kt[pid].zone_resume = None;
         sc.nr_reclaimed >= nr_pages
     }
 
@@ -857,6 +922,10 @@ impl Kernel {
                 Next::Run
             }
             KsState::Balancing => {
+                // Back from get_request_wait: the bios that waited go first.
+                if let Some(next) = self.submit_pending_writes(ctx) {
+                    return next;
+                }
                 if let Some((wants_wait, has_under_min)) = self.kswapd[node].end_wait.take() {
                     if wants_wait {
                         if has_under_min {
@@ -932,13 +1001,30 @@ impl Kernel {
             sc.nr_scanned = 0;
             let gap = z.wmark_low.min((z.present as i64 + 99) / 100);
             let end_zt = self.mm.zones[zones[end_zone]].zt;
-            if !self.mm.zone_watermark_ok(zi, order, z.wmark_high + gap, end_zt, 0) {
+            // Zones this pass shrank before kswapd slept in get_request_wait
+            // are not shrunk again.
+            let shrunk_already = i - 1 < self.kswapd[node].resume_from;
+            if !shrunk_already && !self.mm.zone_watermark_ok(zi, order, z.wmark_high + gap, end_zt, 0) {
                 self.shrink_zone(ctx, prio, zi, &mut sc);
                 let (nr_slab, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, gfp::GFP_KERNEL, lru_pages, true);
                 sc.nr_reclaimed += slab_pages;
                 self.kswapd[node].total_scanned += sc.nr_scanned;
                 if nr_slab == 0 && !self.zone_reclaimable(zi) {
                     self.mm.zones[zi].all_unreclaimable = true;
+                }
+                if self.kt[ctx.pid as usize].request_wait {
+                    // A write met a queue with no free request: kswapd
+                    // sleeps (get_request_wait) and then goes on with this
+                    // pass: this zone's scan where it stopped (zone_resume),
+                    // the zones before it not shrunk again.
+                    let next_from = if self.kt[ctx.pid as usize].zone_resume.is_some() { i - 1 } else { i };
+                    let ks = &mut self.kswapd[node];
+                    ks.nr_reclaimed = sc.nr_reclaimed;
+                    if let Some(next) = self.take_request_wait(ctx) {
+                        self.kswapd[node].resume_from = next_from;
+                        return next;
+                    }
+                    self.kt[ctx.pid as usize].zone_resume = None;
                 }
             }
             let ks = &mut self.kswapd[node];
@@ -970,6 +1056,7 @@ impl Kernel {
                 }
             }
         }
+        self.kswapd[node].resume_from = 0;
         let present_upto: u64 = zones.iter().take(classzone + 1).map(|&zi| self.mm.zones[zi].present).sum();
         if all_ok || (order > 0 && balanced >= present_upto / 4) {
             // A throttle patch 6 asked for in this pass comes first; the
@@ -1098,15 +1185,10 @@ impl Kernel {
         }
         if swapcache {
             // swap_writepage: PG_reclaim so the page rotates to the tail
-            // when its write completes. With no free request the page stays
-            // dirty (3.0 would wait in get_request_wait; the engine keeps
-            // the page for another pass, as the file path does, without
-            // counting the queue as congested).
+            // when its write completes. With no free request the bio waits
+            // for one, and the reclaimer with it (submit_reclaim_write).
             self.mm.pages.set(p, PG_RECLAIM);
-            if !self.swap_writepage(ctx, p) {
-                self.mm.pages.clear(p, PG_RECLAIM);
-                return Pageout::Success;
-            }
+            self.swap_writepage(ctx, p);
             if self.trace.on(Tp::MmVmscanWritepage) {
                 self.emit(ctx, &TraceRec::Writepage { pfn: p as u64, file: false, sync: false });
             }
