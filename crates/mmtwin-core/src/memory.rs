@@ -147,10 +147,15 @@ impl Kernel {
     /// Tear down the one shared mapping of file `ino` (exit_mmap or munmap:
     /// zap_pte_range): every mapped page loses its mapping and stays in the
     /// page cache. A pte's dirty bit was already moved to the page when the
-    /// write fault dirtied it (page_mkwrite), so nothing more is dirtied.
+    /// write fault dirtied it (page_mkwrite), so nothing more is dirtied; a
+    /// young pte (used since reclaim last looked) marks its page accessed.
     pub fn unmap_mapping(&mut self, ctx: &mut Ctx, ino: u32) {
         for p in self.inode_pages(ino) {
+            let young = self.mm.pages.test(p, PG_MAPPED) && self.mm.pages.test(p, PG_YOUNG);
             self.page_remove_rmap(ctx, p);
+            if young {
+                self.mark_page_accessed(ctx, p);
+            }
         }
         self.fs.inodes[ino as usize].mapped = false;
     }

@@ -1361,4 +1361,32 @@ mod tests {
         assert!(matches!(k.sys_unlink(&mut ctx, ino), crate::filemap::PageOp::Done));
         assert!(k.inode_pages(ino).is_empty());
     }
+
+    #[test]
+    fn unmapping_a_young_pte_marks_its_page_accessed() {
+        // zap_pte_range (exit or munmap): a page used since reclaim last
+        // looked gets PG_referenced, or is activated if it had it already.
+        let mut k = boot(0);
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        k.mm.cache.enter(0);
+        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        for idx in 0..3 {
+            assert!(matches!(k.shared_write_fault(&mut ctx, ino, idx), crate::filemap::PageOp::Done));
+        }
+        k.lru_add_drain(&mut ctx);
+        let p: Vec<u32> = (0..3).map(|i| k.find_get_page(ino, i).unwrap()).collect();
+        for &q in &p {
+            k.mm.pages.clear(q, PG_REFERENCED);
+        }
+        k.mm.pages.clear(p[0], PG_YOUNG); // not used since reclaim looked
+        k.mm.pages.set(p[2], PG_REFERENCED); // kept once by reclaim, used again
+        let active_before = k.mm.vm.get(Ev::Pgactivate);
+        k.unmap_mapping(&mut ctx, ino);
+        assert!(p.iter().all(|&q| !k.mm.pages.test(q, PG_MAPPED)));
+        assert!(!k.mm.pages.test(p[0], PG_REFERENCED) && !k.mm.pages.test(p[0], PG_ACTIVE));
+        assert!(k.mm.pages.test(p[1], PG_REFERENCED) && !k.mm.pages.test(p[1], PG_ACTIVE));
+        assert!(k.mm.pages.test(p[2], PG_ACTIVE));
+        assert_eq!(k.mm.vm.get(Ev::Pgactivate), active_before + 1);
+    }
 }
