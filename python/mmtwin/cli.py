@@ -813,7 +813,7 @@ def reproduce(
 
     Without --scale or --full each reproduction runs at its own default
     scale (--list shows it): today published scale for all three, about
-    3.5 minutes on two cores. Exits with status 1 when any claim does not hold in the simulation.
+    3 minutes on two cores. Exits with status 1 when any claim does not hold in the simulation.
     """
     from mmtwin import reproduce as repro
 
