@@ -281,7 +281,7 @@ impl Kernel {
     /// read, and the read is retried.
     pub fn read_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, offset: u64, bytes: u64) -> PageOp {
         if self.find_get_page(ino, index).is_none() {
-            let ra = self.blk.ra_pages(self.fs.dev, self.page_size);
+            let ra = self.max_sane_readahead(ctx.node, self.blk.ra_pages(self.fs.dev, self.page_size));
             match self.page_cache_readahead(ctx, ino, index, index, ra) {
                 // Read from a hole without I/O: copy it as a cached page.
                 PageOp::Done => {}
@@ -306,6 +306,19 @@ impl Kernel {
         // ended, wrapped to 0 at the page's end (as the kernel keeps it).
         self.fs.inodes[ino as usize].ra_prev_pos = index * ps + (offset + bytes) % ps;
         PageOp::Done
+    }
+
+    /// max_sane_readahead (3.0): at most half of the local node's inactive
+    /// file and free pages, so a window never asks for more than memory can
+    /// hold without reclaiming what it just read.
+    pub fn max_sane_readahead(&self, node: usize, nr: u64) -> u64 {
+        let (mut inactive, mut free) = (0i64, 0i64);
+        for zi in self.mm.nodes[node].zones.iter().flatten() {
+            let z = &self.mm.zones[*zi as usize];
+            inactive += z.vm_stat[Zs::NrInactiveFile as usize];
+            free += z.free_pages;
+        }
+        nr.min((inactive + free).max(0) as u64 / 2)
     }
 
     /// file_ra_state_init: a new open of `ino` for reading has read nothing yet.
@@ -346,7 +359,7 @@ impl Kernel {
         // sequential stream of faults ahead of itself and counts as a hit.
         // A fault inside the last window found its page reclaimed before
         // use: a miss, as in the kernel.
-        let ra = self.blk.ra_pages(self.fs.dev, ps);
+        let ra = self.max_sane_readahead(ctx.node, self.blk.ra_pages(self.fs.dev, ps));
         let i = &mut self.fs.inodes[ino as usize];
         let sequential = i.mmap_prev != u64::MAX && index > 0 && index - 1 == i.mmap_prev;
         let wasted = i.mmap_ra.0 <= index && index < i.mmap_ra.1;

@@ -1389,4 +1389,17 @@ mod tests {
         assert!(k.mm.pages.test(p[2], PG_ACTIVE));
         assert_eq!(k.mm.vm.get(Ev::Pgactivate), active_before + 1);
     }
+
+    #[test]
+    fn readahead_windows_stay_within_half_the_nodes_inactive_and_free_pages() {
+        // max_sane_readahead: min(window, (inactive file + free) / 2) of the local node.
+        let mut k = boot(0);
+        let free: i64 = k.mm.zones.iter().map(|z| z.free_pages).sum();
+        assert_eq!(k.max_sane_readahead(0, 32), 32);
+        assert_eq!(k.max_sane_readahead(0, u64::MAX), free as u64 / 2);
+        for z in k.mm.zones.iter_mut() {
+            z.free_pages = 0;
+        }
+        assert_eq!(k.max_sane_readahead(0, 32), 0, "nothing free, nothing inactive: no window");
+    }
 }
