@@ -295,7 +295,7 @@ impl Kernel {
         if self.mm.pages.test(p, PG_LOCKED) {
             return self.wait_on_page_read(p);
         }
-        self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED);
+        self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED | crate::page::PG_RA_HOLE);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
         let ps = self.page_size;
         let prev = self.fs.inodes[ino as usize].ra_prev_pos;
@@ -430,7 +430,8 @@ impl Kernel {
             got = true;
             if block == crate::fs::NO_BLOCK {
                 // A hole: zero-filled, no I/O.
-                self.mm.pages.set(p, PG_UPTODATE);
+                self.mm.pages.set(p, PG_UPTODATE | crate::page::PG_RA_HOLE);
+                self.mm.sim.ra_holes += 1;
                 if !bio.is_empty() {
                     self.submit_read(ctx, bio_block, &bio);
                     bio.clear();

@@ -769,6 +769,15 @@ impl Kernel {
         });
         result["sim"]["request_waits"] = request_waits;
         result["sim"]["request_list_peak"] = json!(request_list_peak);
+        result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
+        result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);
+        let mut spl = serde_json::Map::new();
+        for (i, who) in ["direct_file", "direct_anon", "kswapd_file", "kswapd_anon"].iter().enumerate() {
+            let counts: serde_json::Map<String, Value> =
+                crate::vmscan::SPL_OUTCOMES.iter().zip(self.mm.sim.spl[i]).map(|(k, v)| (k.to_string(), json!(v))).collect();
+            spl.insert(who.to_string(), Value::Object(counts));
+        }
+        result["sim"]["shrink_page_list"] = Value::Object(spl);
         if let (Value::Object(map), Some(th)) = (&mut result, self.wl.threads_json(self)) {
             map.insert("threads".into(), th);
         }

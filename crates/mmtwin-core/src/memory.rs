@@ -98,7 +98,7 @@ impl Kernel {
             }
         }
         // Mapped now: the fault's reference is the mapping's.
-        self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED);
+        self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED | crate::page::PG_RA_HOLE);
         if !self.mm.pages.test(p, PG_MAPPED) {
             self.mm.pages.set(p, PG_MAPPED);
             let zi = self.mm.zone_of(p);

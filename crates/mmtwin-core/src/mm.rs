@@ -265,6 +265,14 @@ pub struct SimCounters {
     /// Page-cache pages reclaim freed that were read from disk and never
     /// used (PG_RA_UNUSED): readahead thrashing.
     pub ra_unused_reclaimed: u64,
+    /// Zero-filled pages readahead windows allocated for holes, and those
+    /// reclaim freed before anybody used them (PG_RA_HOLE).
+    pub ra_holes: u64,
+    pub ra_holes_reclaimed: u64,
+    /// shrink_page_list's outcome for each page it examined, by reclaimer
+    /// (direct, which includes zone_reclaim, or kswapd) and list (file or
+    /// anon): see `vmscan::SPL_OUTCOMES`.
+    pub spl: [[u64; crate::vmscan::SPL_OUTCOMES.len()]; 4],
     pub zone_reclaim_calls: u64,
     /// zone_reclaim's answers: [FULL at the min_unmapped/min_slab gate,
     /// FULL for all_unreclaimable, NOSCAN, SOME (scanned, short), SUCCESS].

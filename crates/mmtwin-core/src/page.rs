@@ -68,6 +68,10 @@ pub const PG_PRIVATE: u32 = 1 << 24;
 /// mapped it, no read(2) copied it). Reclaim freeing such a page counts
 /// readahead thrashing (`sim.ra_unused_reclaimed`).
 pub const PG_RA_UNUSED: u32 = 1 << 25;
+/// Engine bookkeeping, not a kernel flag: a zero-filled page a readahead
+/// window allocated for a hole, which nobody has used since. Reclaim
+/// freeing one counts `sim.ra_holes_reclaimed`.
+pub const PG_RA_HOLE: u32 = 1 << 26;
 
 /// An intrusive list head: first, last, length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

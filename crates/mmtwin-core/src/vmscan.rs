@@ -95,6 +95,26 @@ pub enum KsState {
 
 /// Per-node kswapd state (pgdat->kswapd_max_order, classzone_idx, and the
 /// resume point of balance_pgdat).
+/// shrink_page_list's outcomes, as `sim.shrink_page_list` names them:
+/// locked or held by a fault; mapped and zone_reclaim may not unmap; under
+/// writeback; activated (referenced again, or no swap slot); kept for
+/// another pass (PAGEREF_KEEP); anonymous without __GFP_IO; dirty file
+/// page left to the flusher (seed 004's series); dirty and kept
+/// (PAGEREF_RECLAIM_CLEAN, no __GFP_FS or may_writepage, congested
+/// queue); pageout called (written, or refused by the filesystem); freed.
+pub const SPL_OUTCOMES: [&str; 10] =
+    ["busy", "mapped", "writeback", "activated", "referenced", "no_io", "left_to_flusher", "dirty_kept", "pageout", "freed"];
+const SPL_BUSY: usize = 0;
+const SPL_MAPPED: usize = 1;
+const SPL_WRITEBACK: usize = 2;
+const SPL_ACTIVATED: usize = 3;
+const SPL_REFERENCED: usize = 4;
+const SPL_NO_IO: usize = 5;
+const SPL_LEFT_TO_FLUSHER: usize = 6;
+const SPL_DIRTY_KEPT: usize = 7;
+const SPL_PAGEOUT: usize = 8;
+const SPL_FREED: usize = 9;
+
 pub struct Kswapd {
     pub pid: u32,
     pub state: KsState,
@@ -281,16 +301,20 @@ impl Kernel {
         let mut keep = ListHead::default();
         let (mut reclaimed, mut nr_dirty, mut nr_writeback, mut nr_congested) = (0u64, 0u64, 0u64, 0u64);
         let may_enter_fs = sc.gfp & gfp::FS != 0;
+        let who = 2 * sc.kswapd as usize;
         while let Some(p) = self.mm.pages.pop_front(list) {
             ctx.sys += self.cost.scan_page_ns;
             self.mm.sim.page_events += 1;
             let f = self.mm.pages.flags[p as usize];
+            let spl = &mut self.mm.sim.spl[who + (f & PG_SWAPBACKED != 0) as usize];
             if f & (PG_LOCKED | PG_FAULTREF) != 0 {
+                spl[SPL_BUSY] += 1;
                 self.mm.pages.push_front(&mut keep, p);
                 continue;
             }
             sc.nr_scanned += 1;
             if f & PG_MAPPED != 0 && !sc.may_unmap {
+                spl[SPL_MAPPED] += 1;
                 self.mm.pages.push_front(&mut keep, p);
                 continue;
             }
@@ -300,17 +324,21 @@ impl Kernel {
             }
             if f & PG_WRITEBACK != 0 {
                 nr_writeback += 1;
+                spl[SPL_WRITEBACK] += 1;
                 self.mm.pages.push_front(&mut keep, p);
                 continue;
             }
+            let o = who + (f & PG_SWAPBACKED != 0) as usize;
             let refs = self.page_check_references(p);
             match refs {
                 PageRef::Activate => {
+                    self.mm.sim.spl[o][SPL_ACTIVATED] += 1;
                     self.activate_locked(p);
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
                 }
                 PageRef::Keep => {
+                    self.mm.sim.spl[o][SPL_REFERENCED] += 1;
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
                 }
@@ -322,10 +350,12 @@ impl Kernel {
                 // add_to_swap: a slot and the swap cache, or activate when
                 // there is no swap or it is full.
                 if sc.gfp & gfp::IO == 0 {
+                    self.mm.sim.spl[o][SPL_NO_IO] += 1;
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
                 }
                 if !self.add_to_swap(p) {
+                    self.mm.sim.spl[o][SPL_ACTIVATED] += 1;
                     self.activate_locked(p);
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
@@ -343,6 +373,7 @@ impl Kernel {
                 nr_dirty += 1;
                 if self.mm.pages.test(p, PG_FILE) && !self.may_write_file_page(ctx, prio) {
                     // The series (seed 004): leave file pages to the flusher.
+                    self.mm.sim.spl[o][SPL_LEFT_TO_FLUSHER] += 1;
                     if self.k.reclaim_invalidate {
                         self.zs_add(zi, Zs::NrVmscanImmediate, 1);
                         self.mm.pages.set(p, PG_RECLAIM);
@@ -351,10 +382,13 @@ impl Kernel {
                     continue;
                 }
                 if refs == PageRef::ReclaimClean || !may_enter_fs || !sc.may_writepage {
+                    self.mm.sim.spl[o][SPL_DIRTY_KEPT] += 1;
                     self.mm.pages.push_front(&mut keep, p);
                     continue;
                 }
-                match self.pageout(ctx, p, sc) {
+                let out = self.pageout(ctx, p, sc);
+                self.mm.sim.spl[o][if out == Pageout::Keep { SPL_DIRTY_KEPT } else { SPL_PAGEOUT }] += 1;
+                match out {
                     Pageout::Keep => {
                         nr_congested += 1;
                         self.mm.pages.push_front(&mut keep, p);
@@ -383,10 +417,14 @@ impl Kernel {
                 if self.mm.pages.test(p, crate::page::PG_RA_UNUSED) {
                     self.mm.sim.ra_unused_reclaimed += 1;
                 }
+                if self.mm.pages.test(p, crate::page::PG_RA_HOLE) {
+                    self.mm.sim.ra_holes_reclaimed += 1;
+                }
                 self.delete_from_page_cache(ctx, p);
             }
             self.mm.pages.flags[p as usize] = 0;
             self.mm.free_pages(ctx, p, 0);
+            self.mm.sim.spl[o][SPL_FREED] += 1;
             reclaimed += 1;
         }
         *list = keep;

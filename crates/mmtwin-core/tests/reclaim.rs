@@ -45,6 +45,24 @@ fn delta(r: &Value, prefix: &str) -> u64 {
     v.as_object().unwrap().iter().filter(|(k, _)| k.starts_with(prefix)).map(|(k, x)| x.as_u64().unwrap() - v0[k].as_u64().unwrap()).sum()
 }
 
+/// `sim.shrink_page_list` accounts for every page reclaim isolated from an
+/// inactive list (pgscan) exactly once, and its "freed" is pgsteal.
+fn outcomes_add_up(r: &Value) {
+    let spl = &r["sim"]["shrink_page_list"];
+    let sum = |who: &str, only: Option<&str>| -> u64 {
+        ["file", "anon"]
+            .iter()
+            .flat_map(|l| spl[format!("{who}_{l}")].as_object().unwrap().iter())
+            .filter(|(k, _)| only.is_none_or(|o| *k == o))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("direct", None), delta(r, "pgscan_direct"), "direct outcomes");
+    assert_eq!(sum("kswapd", None), delta(r, "pgscan_kswapd"), "kswapd outcomes");
+    assert_eq!(sum("kswapd", Some("freed")), delta(r, "kswapd_steal"));
+    assert_eq!(sum("direct", Some("freed")) + sum("kswapd", Some("freed")), delta(r, "pgsteal"));
+}
+
 #[test]
 fn fs_mark_writes_back_what_it_wrote_and_accounts_every_page() {
     let m = machine(4096, 8192, 16384, "ext4");
@@ -158,6 +176,8 @@ fn zlcreconsider_clears_the_cache_after_direct_reclaim() {
     let first = run(&m, &kernel("3.0", "first-eligible", false), &w, false);
     let recon = run(&m, &kernel("3.0", "first-eligible", true), &w, false);
     assert!(delta(&recon, "allocstall") > 0, "no direct reclaim: the test does not reach zlc_clear_zones_full");
+    outcomes_add_up(&first);
+    outcomes_add_up(&recon);
     let clears = |r: &Value| r["sim"]["zlc_clears"].as_u64().unwrap();
     assert!(clears(&recon) > 0, "zlcreconsider never cleared the zonelist cache");
     assert_eq!(clears(&first), 0, "zlcfirst cleared the zonelist cache");
@@ -409,6 +429,9 @@ fn anonymous_memory_beyond_ram_goes_to_swap_and_every_page_stays_accounted() {
     assert!(delta(&sq, "pswpout") > 0);
     assert_eq!(delta(&sq, "nr_vmscan_write"), delta(&sq, "pswpout"));
     assert!(sq["sim"]["request_waits"]["reclaim"].as_u64().unwrap() > 0, "no reclaimer waited for a request");
+    outcomes_add_up(&with);
+    outcomes_add_up(&sq);
+    assert!(sq["sim"]["shrink_page_list"]["kswapd_anon"]["pageout"].as_u64().unwrap() > 0);
     assert_eq!(sq["sim"]["request_list_peak"], 6, "batchers go to 3/2 x nr_requests");
     assert!(with["sim"]["request_list_peak"].as_u64().unwrap() <= 192);
     let without = run(&swap_box(16384, 0), &kernel("3.0", "after-first-zone", false), &hog, false);
