@@ -1285,6 +1285,15 @@ mod tests {
     /// then one shrink_inactive_list pass by kswapd or a direct reclaimer at
     /// `prio`. Returns (nr_vmscan_write, nr_vmscan_invalidate, pages put
     /// under writeback, throttle asked for).
+    /// The booted kernel's user task on CPU 0, and a new file it created.
+    fn user_file(k: &mut Kernel) -> (Ctx, u32) {
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        k.mm.cache.enter(0);
+        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        (ctx, ino)
+    }
+
     fn reclaim_dirty(patches: u32, by_kswapd: bool, prio: i32) -> (i64, i64, usize, bool) {
         let mut k = boot(patches);
         let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
@@ -1342,10 +1351,7 @@ mod tests {
     #[test]
     fn a_page_marked_for_immediate_reclaim_goes_to_the_tail_when_its_writeback_ends() {
         let mut k = boot(7);
-        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
-        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        k.mm.cache.enter(0);
-        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        let (mut ctx, ino) = user_file(&mut k);
         for idx in 0..2 {
             assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
         }
@@ -1376,10 +1382,7 @@ mod tests {
         // truncate_inode_pages_range (3.0): a first pass removes every page
         // neither locked nor under writeback; only then does it wait.
         let mut k = boot(0);
-        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
-        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        k.mm.cache.enter(0);
-        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        let (mut ctx, ino) = user_file(&mut k);
         for idx in 0..16 {
             assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
         }
@@ -1405,10 +1408,7 @@ mod tests {
         // zap_pte_range (exit or munmap): a page used since reclaim last
         // looked gets PG_referenced, or is activated if it had it already.
         let mut k = boot(0);
-        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
-        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        k.mm.cache.enter(0);
-        let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
+        let (mut ctx, ino) = user_file(&mut k);
         for idx in 0..3 {
             assert!(matches!(k.shared_write_fault(&mut ctx, ino, idx), crate::filemap::PageOp::Done));
         }
