@@ -745,16 +745,19 @@ impl Kernel {
             buf.clear();
             buf.extend_from_slice(pfns);
             self.pending_writes.push(PendingWrite { dev, block, pfns: buf, pid: ctx.pid, tag });
+            self.kt[pid].pending += 1;
             self.kt[pid].request_wait = true;
         }
     }
 
     /// The reclaimer of `ctx`, back from get_request_wait, submits its
     /// waiting bios in order, as a batcher. Returns the sleep if a request
-    /// list refuses one again.
+    /// list refuses one again. The engine calls it at the start of every
+    /// step of a task with bios waiting (kernel.rs), so no path that
+    /// resumes the task can leave them behind.
     pub fn submit_pending_writes(&mut self, ctx: &mut Ctx) -> Option<Next> {
         let mut i = 0;
-        while i < self.pending_writes.len() {
+        while i < self.pending_writes.len() && self.kt[ctx.pid as usize].pending > 0 {
             if self.pending_writes[i].pid != ctx.pid {
                 i += 1;
                 continue;
@@ -768,6 +771,7 @@ impl Kernel {
             }
             self.pending_pool.push(pfns);
             self.pending_writes.remove(i);
+            self.kt[ctx.pid as usize].pending -= 1;
         }
         None
     }
@@ -778,6 +782,7 @@ impl Kernel {
         for w in self.pending_writes.iter_mut().filter(|w| w.pid == pid) {
             w.pid = NO_OWNER;
         }
+        self.kt[pid as usize].pending = 0;
         self.kt[pid as usize].request_wait = false;
     }
 

@@ -194,6 +194,19 @@ impl Kernel {
         if slab as u64 != self.mm.census.slab {
             return Err(format!("NR_SLAB_RECLAIMABLE sums to {slab}, census says {}", self.mm.census.slab));
         }
+        // Reclaim's bios waiting for a request: each task's count matches,
+        // and every page in them is under writeback (O(waiting bios)).
+        for (pid, t) in self.kt.iter().enumerate() {
+            let n = self.pending_writes.iter().filter(|w| w.pid == pid as u32).count();
+            if n != t.pending as usize {
+                return Err(format!("task {pid}: {n} bios waiting for a request, its count says {}", t.pending));
+            }
+        }
+        for w in &self.pending_writes {
+            if let Some(&p) = w.pfns.iter().find(|&&p| p != NIL && !self.mm.pages.test(p, PG_WRITEBACK)) {
+                return Err(format!("pfn {p} waits for a request without being under writeback"));
+            }
+        }
         Ok(())
     }
 

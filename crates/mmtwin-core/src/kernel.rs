@@ -63,6 +63,8 @@ pub struct KTask {
     pub ioc_slept: bool,
     /// The request list that refused the task's last bio.
     pub blocked_list: u32,
+    /// Its bios in `Kernel::pending_writes`.
+    pub pending: u32,
     /// shrink_zone cut short by that wait: (zone, priority, what is left
     /// to scan per LRU list, pages reclaimed so far), so the iteration goes
     /// on where it stopped.
@@ -281,6 +283,7 @@ impl Kernel {
                 ioc: Default::default(),
                 ioc_slept: false,
                 blocked_list: 0,
+                pending: 0,
                 zone_resume: None,
                 bh_reserve: crate::page::NIL,
             });
@@ -383,6 +386,15 @@ impl Kernel {
             self.now = t;
             let mut ctx = self.ctx(pid, cpu, t);
             self.mm.cache.enter(cpu);
+            // A reclaimer's bios waiting for a request go first, whatever
+            // path the task comes back on (get_request_wait cannot be left
+            // without its request): refused again, it sleeps again.
+            if self.kt[pid as usize].pending > 0 {
+                if let Some(next) = self.submit_pending_writes(&mut ctx) {
+                    self.sched.end_step(pid, cpu, t, ctx.user, ctx.sys, next);
+                    continue;
+                }
+            }
             let next = match self.sched.tasks[pid as usize].kind {
                 TaskKind::User => self.workload_step(pid, &mut ctx),
                 TaskKind::Kswapd(n) => self.kswapd_step(n, &mut ctx),

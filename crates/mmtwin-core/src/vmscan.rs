@@ -638,10 +638,14 @@ impl Kernel {
     /// shrink_zone (3.0).
     pub fn shrink_zone(&mut self, ctx: &mut Ctx, prio: i32, zi: usize, sc: &mut ScanControl) {
         let pid = ctx.pid as usize;
+        // Resumed after a request wait: `done` pages this call reclaimed
+        // before it are in sc.nr_reclaimed already; they count toward the
+        // target here, and only what follows is added.
         let (mut nr, mut nr_reclaimed) = match self.kt[pid].zone_resume.take() {
             Some((z, p, nr, done)) if z == zi && p == prio => (nr, done),
             _ => (self.get_scan_count(zi, sc, prio), 0),
         };
+        let counted = nr_reclaimed;
         while nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
             for (l, left) in nr.iter_mut().enumerate() {
                 if *left > 0 {
@@ -660,13 +664,13 @@ impl Kernel {
             if self.kt[pid].request_wait {
                 if nr[LRU_INACTIVE_ANON] > 0 || nr[LRU_ACTIVE_FILE] > 0 || nr[LRU_INACTIVE_FILE] > 0 {
                     self.kt[pid].zone_resume = Some((zi, prio, nr, nr_reclaimed));
-                    sc.nr_reclaimed += nr_reclaimed;
+                    sc.nr_reclaimed += nr_reclaimed - counted;
                     return;
                 }
                 break;
             }
         }
-        sc.nr_reclaimed += nr_reclaimed;
+        sc.nr_reclaimed += nr_reclaimed - counted;
         if self.inactive_anon_is_low(zi) {
             self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, sc, false);
         }
@@ -692,10 +696,6 @@ impl Kernel {
     /// do_try_to_free_pages (3.0). Ok(progress) when done; Err(next) when
     /// the reclaimer sleeps in wait_iff_congested (resumes at dr.prio).
     pub fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, dr: &mut DirectReclaim, mems: &[bool]) -> Result<u64, Next> {
-        // Back from get_request_wait: the bios that waited go first.
-        if let Some(next) = self.submit_pending_writes(ctx) {
-            return Err(next);
-        }
         let zones = self.reclaim_zones(dr.zl_idx, mems);
         if dr.finished {
             return Ok(dr.nr_reclaimed);
@@ -805,11 +805,21 @@ impl Kernel {
         };
         let pid = ctx.pid as usize;
         let was = self.kt[pid].pf_memalloc;
+        let was_swapwrite = self.kt[pid].swapwrite;
+        // p->flags |= PF_MEMALLOC | PF_SWAPWRITE
         self.kt[pid].pf_memalloc = true;
+        self.kt[pid].swapwrite = true;
         if self.zone_pagecache_reclaimable(zi) > self.mm.zones[zi].min_unmapped_pages {
             let mut prio = ZONE_RECLAIM_PRIORITY;
             loop {
                 self.shrink_zone(ctx, prio, zi, &mut sc);
+                // A refused write: 3.0 would sleep for its request and go
+                // on; this step cannot sleep, so its bios are left to the
+                // completion path and the scan goes on.
+                if self.kt[pid].request_wait {
+                    self.orphan_pending_writes(pid as u32);
+                    self.kt[pid].zone_resume = None;
+                }
                 prio -= 1;
                 if prio < 0 || sc.nr_reclaimed >= nr_pages {
                     break;
@@ -834,6 +844,7 @@ impl Kernel {
             }
         }
         self.kt[pid].pf_memalloc = was;
+        self.kt[pid].swapwrite = was_swapwrite;
         // __zone_reclaim runs within one step and cannot sleep here: a
         // throttle its scanning asked for (patch 6) is not taken, nor a
         // wait for a free request (its writes, RECLAIM_WRITE or
@@ -960,10 +971,6 @@ impl Kernel {
                 Next::Run
             }
             KsState::Balancing => {
-                // Back from get_request_wait: the bios that waited go first.
-                if let Some(next) = self.submit_pending_writes(ctx) {
-                    return next;
-                }
                 if let Some((wants_wait, has_under_min)) = self.kswapd[node].end_wait.take() {
                     if wants_wait {
                         if has_under_min {
