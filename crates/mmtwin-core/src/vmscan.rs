@@ -652,6 +652,10 @@ impl Kernel {
                     let k = (*left).min(SWAP_CLUSTER_MAX);
                     *left -= k;
                     nr_reclaimed += self.shrink_list(ctx, l, k, zi, sc, prio);
+                    if self.kt[pid].request_wait {
+                        // The other lists' batches of this round wait too.
+                        break;
+                    }
                 }
             }
             if nr_reclaimed >= sc.nr_to_reclaim && prio < DEF_PRIORITY {
