@@ -150,6 +150,8 @@ impl Kernel {
     /// write fault dirtied it (page_mkwrite), so nothing more is dirtied; a
     /// young pte (used since reclaim last looked) marks its page accessed.
     pub fn unmap_mapping(&mut self, ctx: &mut Ctx, ino: u32) {
+        // exit_mmap and unmap_region drain this CPU's pagevecs first.
+        self.lru_add_drain(ctx);
         for p in self.inode_pages(ino) {
             let young = self.mm.pages.test(p, PG_MAPPED) && self.mm.pages.test(p, PG_YOUNG);
             self.page_remove_rmap(ctx, p);
