@@ -134,7 +134,7 @@ def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(capsys, "reproduce", "--list")
     assert code == 0
     assert re.search(r"^zlcfirst +scale +1  Seed 000: fs_mark, LARGE DD, streaming mapped writer", out, re.M), out
-    assert re.search(r"^reclaim-writeback +scale +1  Seed 004: writeback from reclaim on the 512M box \(fs_mark and the micro benchmark\)", out, re.M), out
+    assert re.search(r"^reclaim-writeback +scale +3/4  Seed 004: writeback from reclaim on the 512M box \(fs_mark and the micro benchmark\)", out, re.M), out
     assert re.search(r"^zonelist-cache +scale +1  Seed 003", out, re.M), out
     code, _, err = call(capsys, "reproduce", "zlcfirst", "--full", "--scale", "0.5")
     assert code == 2 and err == "mmtwin: error: --full and --scale: give one of them (--full is --scale 1)\n"

@@ -812,8 +812,9 @@ def reproduce(
     """Run a published experiment, print it beside the published figures and judge each claim.
 
     Without --scale or --full each reproduction runs at its own default
-    scale (--list shows it): today published scale for all three, about
-    3 minutes on two cores. Exits with status 1 when any claim does not hold in the simulation.
+    scale (--list shows it): published scale for zonelist-cache and
+    zlcfirst, 3/4 for reclaim-writeback; all three take about two minutes
+    on two cores. Exits with status 1 when any claim does not hold in the simulation.
     """
     from mmtwin import reproduce as repro
 
