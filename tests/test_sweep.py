@@ -119,6 +119,19 @@ def test_machine_and_kernel_fields_and_seed_axis(capsys: pytest.CaptureFixture[s
     assert [r["base_seed"] for r in rows[:2]] == ["5", "6"] and [r["seed"] for r in rows[:2]] == ["5", "6"]
 
 
+
+
+def test_a_storage_field_of_a_shipped_preset_varies(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                    counting_engine: list[Any]) -> None:
+    # The 512M box's disks use the seek curve and leave access_us unset; the
+    # varied machine must be re-read from what the preset set, not from a
+    # dump that spells every unset field out as None (which validation refuses).
+    out = tmp_path / "f.csv"
+    code, _, err = call(capsys, "sweep", "reclaim-writeback-xfs", "-k", "3.0-rc6-vanilla", "-r", "micro-512M", "--scale", "0.05",
+                        "--vary", "machine.storage.devices.0.chunk_kib=64,512", "--jobs", "1", "--out", str(out))
+    assert code == 0, err
+    assert [s["machine"]["storage"]["devices"][0]["chunk_kib"] for s in counting_engine] == [64, 512]
+    assert [r["machine.storage.devices.0.chunk_kib"] for r in csv_rows(out)] == ["64", "512"]
 # --------------------------------------------------------------------------- determinism, resume
 
 

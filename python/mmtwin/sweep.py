@@ -367,7 +367,7 @@ class _Resolver:
         m = self.machine(top.get("machine", self.base.machine))
         machine_sets = [(t.path, v) for t, v in values.items() if t.where == "machine"]
         if machine_sets:
-            data = m.model_dump()
+            data = m.model_dump(exclude_unset=True)
             for path, v in machine_sets:
                 _set_path(data, path, v, f"machine {m.name}")
             m = validate(Machine, data, f"machine {m.name}")
@@ -377,7 +377,7 @@ class _Resolver:
         k = self.kernel(kname)
         kernel_sets = [(t.path, v) for t, v in values.items() if t.where == "kernel"]
         if kernel_sets:
-            data = k.model_dump()
+            data = k.model_dump(exclude_unset=True)
             for path, v in kernel_sets:
                 _set_path(data, path, v, f"kernel {k.name}")
             k = validate(Kernel, data, f"kernel {k.name}")
