@@ -276,7 +276,7 @@ def test_compare_an_experiment_run_prints_the_2011_report(capsys: pytest.Capture
     code, out, err = call(capsys, "compare", "-e", "zlcfirst", "-r", "largedd", "--scale", "0.1", "-j", "1")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith("largedd 1126 MiB tarfile at 19 MiB/s, 20 dd copies (bs 512, 1 at a time), cpus 0-11")
+    assert lines[0].startswith("largedd 1576 MiB tarfile at 27 MiB/s, 14 dd copies (bs 512, 1 at a time), cpus 0-11")
     assert lines[0].endswith("kernels 3.0-rc6-vanilla, 3.0-rc6-zlcfirst, 3.0-rc6-zlcreconsider (the first is the baseline); seed 1; scale 0.1")
     assert lines[2:5] == [
         "LARGE DD",
