@@ -66,7 +66,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "largedd-seed000-zlcfirst",
-            "seed 000's LARGE DD (20 copies of the tarfile) on the 2-node box, 3.0-rc6-zlcfirst: reads, buffered writes, reclaim",
+            "seed 000's LARGE DD (14 copies of the tarfile) on the 2-node box, 3.0-rc6-zlcfirst: reads, buffered writes, reclaim",
             "x86-64-2node-24cpu",
             "3.0-rc6-zlcfirst",
             0.03,
