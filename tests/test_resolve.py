@@ -270,8 +270,8 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
         "fsmark": {"kind": "fsmark", "threads": 24, "cpus": NODE0, "mems_allowed": None, "dirs": 1, "subdirs": 100,
                    "files_per_subdir": 5000, "files": 208, "iterations": 35, "file_bytes": 524288,
                    "write_bytes": 16384, "sync_method": 0},
-        "largedd": {"kind": "largedd", "cpus": NODE0, "mems_allowed": None, "tar_bytes": 1126 * 2**20, "copies": 20,
-                    "dd_bytes": 512, "threads": 1, "download_mib_s": 19},
+        "largedd": {"kind": "largedd", "cpus": NODE0, "mems_allowed": None, "tar_bytes": 1576 * 2**20, "copies": 14,
+                    "dd_bytes": 512, "threads": 1, "download_mib_s": 27},
         "mmapstream": {"kind": "mmapstream", "cpus": NODE0, "mems_allowed": None, "bytes": 120080 * 2**20, "threads": 24},
     }
     policy = {
@@ -301,7 +301,7 @@ def test_zlcfirst_specs_at_scale() -> None:
     planned = experiment.plan(experiment.load("zlcfirst"), scale=0.1, check=True)
     w = {p.run: p.spec["workload"] for p in planned if p.kernel == "3.0-rc6-vanilla"}
     assert w["fsmark"]["files"] == 20  # 208 x 0.1 rounded down
-    assert w["largedd"]["tar_bytes"] == 112.6 * 2**20 // 4096 * 4096 and w["largedd"]["dd_bytes"] == 512
+    assert w["largedd"]["tar_bytes"] == 157.6 * 2**20 // 4096 * 4096 and w["largedd"]["dd_bytes"] == 512
     assert w["mmapstream"]["bytes"] == 12008 * 2**20 // 4096 * 4096  # 120080 MiB x 0.1, whole pages
     assert planned[0].spec["machine"]["storage"]["devices"][0]["size_mib"] == 476940  # storage is not scaled
     assert planned[0].spec["check"] is True
