@@ -77,7 +77,8 @@ def test_page_has_tables_and_embedded_pngs_and_is_deterministic(trees: list[Path
                      "kswapd and direct reclaim over time", "vmstat rates", "kswapd and direct reclaim activity"):
             assert f"{test} {what}" in alts, (test, what, alts)
     # Latency CDFs for a benchmark with a direct reclaim stall or a congestion wait in some run; a note,
-    # not three empty panels, for one with none (LARGE DD at this scale).
+    # not three empty panels, for one with none (which benchmarks wait at this scale moves with the
+    # mechanism: LARGE DD did not until NR_FREE_PAGES drifted as in 3.0).
     from mmtwin.results import load
 
     waited: dict[str, bool] = {}
@@ -85,7 +86,7 @@ def test_page_has_tables_and_embedded_pngs_and_is_deterministic(trees: list[Path
         for r in load(tree).runs:
             lat = r.result["ftrace"]["latency"]
             waited[r.test] = waited.get(r.test, False) or any(lat[k]["count"] for k in lat)
-    assert waited["mmapstream"] and not waited["largedd"], waited
+    assert waited["mmapstream"], waited
     for test, some in waited.items():
         assert (f"{test} latency CDFs" in alts) == some, test
         assert (f"{test}: no direct reclaim stall or congestion wait in any run" in text) == (not some), test

@@ -89,8 +89,27 @@ pub fn gfp_migratetype(g: u32) -> usize {
 }
 
 impl Mm {
-    /// zone_watermark_ok, as the era computed it.
+    /// zone_watermark_ok, as the era computed it: from 3.0 on with
+    /// NR_FREE_PAGES as zone_page_state reads it (the CPUs' unfolded
+    /// deltas left out); the allocator's check.
     pub fn zone_watermark_ok(&self, zi: usize, order: usize, mark: i64, classzone: usize, aflags: u32) -> bool {
+        let free = if self.vmstat_drift { self.zone_free_state(zi) } else { self.zones[zi].free_pages };
+        self.__zone_watermark_ok(zi, order, mark, classzone, aflags, free)
+    }
+
+    /// zone_watermark_ok_safe (2.6.36+): below the zone's percpu_drift_mark
+    /// the exact count (zone_page_state_snapshot); kswapd's checks.
+    pub fn zone_watermark_ok_safe(&self, zi: usize, order: usize, mark: i64, classzone: usize, aflags: u32) -> bool {
+        let z = &self.zones[zi];
+        let mut free = if self.vmstat_drift { self.zone_free_state(zi) } else { z.free_pages };
+        if self.vmstat_drift && z.percpu_drift_mark != 0 && free < z.percpu_drift_mark {
+            free = z.free_pages;
+        }
+        self.__zone_watermark_ok(zi, order, mark, classzone, aflags, free)
+    }
+
+    #[allow(non_snake_case)]
+    fn __zone_watermark_ok(&self, zi: usize, order: usize, mark: i64, classzone: usize, aflags: u32, free_pages: i64) -> bool {
         let z = &self.zones[zi];
         let mut min = mark;
         if aflags & af::HIGH != 0 {
@@ -103,9 +122,9 @@ impl Mm {
         match self.era {
             Era::V2618 | Era::V30 | Era::V31 => {
                 let mut free = if self.era == Era::V2618 {
-                    z.free_pages - (1i64 << order) + 1
+                    free_pages - (1i64 << order) + 1
                 } else {
-                    z.free_pages - (1i64 << order) - 1
+                    free_pages - (1i64 << order) - 1
                 };
                 if free <= min + reserve {
                     return false;
@@ -120,7 +139,7 @@ impl Mm {
                 true
             }
             Era::V411 => {
-                let free = z.free_pages - ((1i64 << order) - 1);
+                let free = free_pages - ((1i64 << order) - 1);
                 if free <= min + reserve {
                     return false;
                 }

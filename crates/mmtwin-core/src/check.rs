@@ -30,6 +30,17 @@ impl Mm {
             if z.free_pages < 0 {
                 return Err(format!("zone {zi}: negative free_pages {}", z.free_pages));
             }
+            // The unfolded NR_FREE_PAGES deltas are the CPUs' diffs, each
+            // within its threshold (a lowered threshold leaves a larger
+            // diff until that CPU's next update).
+            let nz = self.zones.len();
+            let diffs: i64 = (0..self.cpu_node.len()).map(|c| self.free_diff[c * nz + zi] as i64).sum();
+            if diffs != z.free_unfolded {
+                return Err(format!("zone {zi}: unfolded NR_FREE_PAGES {} != per-cpu diffs {}", z.free_unfolded, diffs));
+            }
+            if (0..self.cpu_node.len()).any(|c| self.free_diff[c * nz + zi].abs() > z.normal_threshold.max(z.pressure_threshold)) {
+                return Err(format!("zone {zi}: a per-cpu NR_FREE_PAGES diff beyond the threshold"));
+            }
         }
         let pcp: u64 = self.pcp.iter().map(|p| p.count as u64).sum();
         if pcp != self.census.pcp {

@@ -375,6 +375,14 @@ impl Kernel {
             if t > MAX_SIM_NS {
                 return Err(SpecError::new("engine", "the run did not finish within one simulated day; stopped"));
             }
+            // vmstat_update: once a second every CPU folds its vm_stat
+            // deltas into the zones' counters (refresh_cpu_vm_stats).
+            if t >= self.mm.next_vmstat_refresh {
+                if self.mm.vmstat_drift {
+                    self.mm.refresh_cpu_vm_stats();
+                }
+                self.mm.next_vmstat_refresh = (t / 1_000_000_000 + 1) * 1_000_000_000;
+            }
             if io {
                 self.now = t;
                 self.io_complete(t);

@@ -156,6 +156,18 @@ pub struct Zone {
     pub line_base: usize,
     /// Per-zone NUMA counters (numa_hit, numa_miss, numa_foreign, local, other).
     pub numa: [u64; 5],
+    /// NR_FREE_PAGES deltas the CPUs hold in their vm_stat_diff and have
+    /// not folded into the zone's counter yet, summed (3.x): the counter
+    /// zone_page_state reads is free_pages - free_unfolded.
+    pub free_unfolded: i64,
+    /// The per-cpu stat_threshold in force: calculate_normal_threshold, or
+    /// calculate_pressure_threshold while the node's kswapd is awake.
+    pub stat_threshold: i32,
+    pub normal_threshold: i32,
+    pub pressure_threshold: i32,
+    /// percpu_drift_mark: below it zone_watermark_ok_safe reads the exact
+    /// count (zone_page_state_snapshot); 0 when the drift cannot matter.
+    pub percpu_drift_mark: i64,
 }
 
 /// Per-cpu pageset of one (cpu, zone).
@@ -250,6 +262,14 @@ pub struct Mm {
     pub cost: crate::spec::CostSpec,
     /// Counters of the simulator's own (not /proc/vmstat).
     pub sim: SimCounters,
+    /// Whether NR_FREE_PAGES drifts (3.x: a zone_stat_item kept with
+    /// per-cpu deltas; 2.6.18's zone->free_pages was exact, and 4.11's
+    /// drift is not modelled yet).
+    pub vmstat_drift: bool,
+    /// vm_stat_diff[NR_FREE_PAGES] of each (cpu, zone), cpu-major.
+    pub free_diff: Vec<i32>,
+    /// When refresh_cpu_vm_stats next folds every CPU's deltas (ns).
+    pub next_vmstat_refresh: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -355,6 +375,11 @@ impl Mm {
                     pgalloc: 0,
                     line_base: line,
                     numa: [0; 5],
+                    free_unfolded: 0,
+                    stat_threshold: 0,
+                    normal_threshold: 0,
+                    pressure_threshold: 0,
+                    percpu_drift_mark: 0,
                 });
                 line += LINES_PER_ZONE;
                 pfn += zs.present_pages;
@@ -426,10 +451,84 @@ impl Mm {
             vm: VmStat::default(),
             cost: m.cost,
             sim: SimCounters::default(),
+            vmstat_drift: matches!(era, Era::V30 | Era::V31),
+            free_diff: vec![0; ncpus * nzones],
+            next_vmstat_refresh: 1_000_000_000,
         };
         mm.setup_watermarks(k.min_free_kbytes, k.lowmem_reserve_ratio.as_deref(), k.pcp_sizing);
+        mm.refresh_zone_stat_thresholds();
         mm.free_all_bootmem(spec);
         mm
+    }
+
+    /// refresh_zone_stat_thresholds (3.x, mm/vmstat.c): each zone's
+    /// per-cpu threshold, calculate_normal_threshold = 2 x fls(cpus) x
+    /// (1 + fls(zone size in 128 MiB units)), at most 125, and the
+    /// pressure threshold kswapd sets while awake, (low - min) / cpus, at
+    /// least 1. percpu_drift_mark is set where the largest drift, cpus x
+    /// threshold, exceeds low - min.
+    fn refresh_zone_stat_thresholds(&mut self) {
+        let fls = |x: u64| 64 - x.leading_zeros() as i64;
+        let cpus = self.cpu_node.len() as i64;
+        let page_shift = self.page_size.trailing_zeros() as u64;
+        for z in self.zones.iter_mut() {
+            let mem = z.present >> (27 - page_shift.min(27));
+            let normal = (2 * fls(cpus as u64) * (1 + fls(mem))).min(125) as i32;
+            let tolerate = z.wmark_low - z.wmark_min;
+            z.normal_threshold = normal;
+            z.pressure_threshold = (tolerate / cpus.max(1)).clamp(1, 125) as i32;
+            z.stat_threshold = normal;
+            z.percpu_drift_mark = if cpus * normal as i64 > tolerate { z.wmark_high + cpus * normal as i64 } else { 0 };
+        }
+    }
+
+    /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `cpu`: the
+    /// delta joins the CPU's vm_stat_diff and reaches the zone's counter
+    /// once the diff passes the threshold. The buddy lists (free_pages)
+    /// have changed already.
+    #[inline]
+    pub fn mod_zone_free_state(&mut self, cpu: usize, zi: usize, delta: i64) {
+        if !self.vmstat_drift {
+            return;
+        }
+        let d = &mut self.free_diff[cpu * self.zones.len() + zi];
+        let x = *d as i64 + delta;
+        let z = &mut self.zones[zi];
+        if x > z.stat_threshold as i64 || x < -(z.stat_threshold as i64) {
+            z.free_unfolded -= *d as i64;
+            *d = 0;
+        } else {
+            z.free_unfolded += delta;
+            *d = x as i32;
+        }
+    }
+
+    /// refresh_cpu_vm_stats on every CPU (vmstat_update, once a second):
+    /// every delta folded.
+    pub fn refresh_cpu_vm_stats(&mut self) {
+        self.free_diff.fill(0);
+        for z in self.zones.iter_mut() {
+            z.free_unfolded = 0;
+        }
+    }
+
+    /// set_pgdat_percpu_threshold: the node's zones with a drift mark take
+    /// the pressure threshold (kswapd awake) or the normal one (asleep).
+    pub fn set_pgdat_percpu_threshold(&mut self, node: usize, pressure: bool) {
+        for zi in self.nodes[node].zones.iter().flatten() {
+            let z = &mut self.zones[*zi];
+            if z.percpu_drift_mark != 0 {
+                z.stat_threshold = if pressure { z.pressure_threshold } else { z.normal_threshold };
+            }
+        }
+    }
+
+    /// zone_page_state(zone, NR_FREE_PAGES): the zone's counter without
+    /// the CPUs' unfolded deltas, never below 0.
+    #[inline]
+    pub fn zone_free_state(&self, zi: usize) -> i64 {
+        let z = &self.zones[zi];
+        (z.free_pages - z.free_unfolded).max(0)
     }
 
     #[inline]
@@ -778,6 +877,7 @@ impl Mm {
         }
         ctx.sys += per_page * got as u64;
         self.zone_locked(ctx, zi, before);
+        self.mod_zone_free_state(ctx.cpu, zi, -(got as i64));
         self.sim.rmqueue_bulk += 1;
         got
     }
@@ -811,6 +911,7 @@ impl Mm {
             self.zone_locked(ctx, zi, before);
             if let Some(p) = r {
                 self.pages.flags[p as usize] = 0;
+                self.mod_zone_free_state(ctx.cpu, zi, -(1i64 << order));
             }
             r
         }
@@ -846,6 +947,7 @@ impl Mm {
             ctx.sys += self.struct_page_ns(ctx, zi);
             self.free_one_page(zi, pfn, order, mt);
             self.zone_locked(ctx, zi, before);
+            self.mod_zone_free_state(ctx.cpu, zi, 1i64 << order);
             self.zones[zi].all_unreclaimable = false;
             self.zones[zi].pages_scanned = 0;
         }
@@ -878,6 +980,7 @@ impl Mm {
         }
         ctx.sys += per_page * freed as u64;
         self.zone_locked(ctx, zi, before);
+        self.mod_zone_free_state(ctx.cpu, zi, freed as i64);
         self.zones[zi].all_unreclaimable = false;
         self.zones[zi].pages_scanned = 0;
     }

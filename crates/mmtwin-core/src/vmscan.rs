@@ -891,7 +891,7 @@ impl Kernel {
             return;
         }
         let low = self.mm.zones[zi].wmark_low;
-        if self.mm.zone_watermark_ok(zi, order, low, 0, 0) {
+        if self.mm.zone_watermark_ok_safe(zi, order, low, 0, 0) {
             return;
         }
         if self.trace.on(Tp::MmVmscanWakeupKswapd) {
@@ -926,7 +926,7 @@ impl Kernel {
                 balanced += z.present;
                 continue;
             }
-            if self.mm.zone_watermark_ok(zi, order, z.wmark_high, z.zt, 0) {
+            if self.mm.zone_watermark_ok_safe(zi, order, z.wmark_high, z.zt, 0) {
                 balanced += z.present;
             } else {
                 all_ok = false;
@@ -945,7 +945,10 @@ impl Kernel {
         let woken = self.sched.tasks[ctx.pid as usize].woken;
         match self.kswapd[node].state {
             KsState::Sleeping => {
-                // Woken: pick up the requested order and classzone.
+                // Woken from its full sleep: the node's zones take the
+                // pressure threshold until it sleeps fully again.
+                self.mm.set_pgdat_percpu_threshold(node, true);
+                // Pick up the requested order and classzone.
                 let ks = &mut self.kswapd[node];
                 ks.order = ks.max_order;
                 ks.classzone = ks.classzone_idx;
@@ -962,6 +965,8 @@ impl Kernel {
                         self.emit(ctx, &TraceRec::KswapdSleep { nid: node as u32 });
                     }
                     self.kswapd[node].state = KsState::Sleeping;
+                    // vmstat's drift tolerated again while it sleeps.
+                    self.mm.set_pgdat_percpu_threshold(node, false);
                     return Next::Sleep { until: None, wq: Some(Wq::Kswapd(node)), io: false };
                 }
                 self.mm.vm.inc(if woken { Ev::KswapdLowWmarkHitQuickly } else { Ev::KswapdHighWmarkHitQuickly });
@@ -1024,7 +1029,7 @@ impl Kernel {
                 self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, &sc, false);
             }
             let z = &self.mm.zones[zi];
-            if !self.mm.zone_watermark_ok(zi, order, z.wmark_high, 0, 0) {
+            if !self.mm.zone_watermark_ok_safe(zi, order, z.wmark_high, 0, 0) {
                 end_zone = Some(i);
                 break;
             }
@@ -1053,7 +1058,7 @@ impl Kernel {
             // Zones this pass shrank before kswapd slept in get_request_wait
             // are not shrunk again.
             let shrunk_already = i - 1 < self.kswapd[node].resume_from;
-            if !shrunk_already && !self.mm.zone_watermark_ok(zi, order, z.wmark_high + gap, end_zt, 0) {
+            if !shrunk_already && !self.mm.zone_watermark_ok_safe(zi, order, z.wmark_high + gap, end_zt, 0) {
                 self.shrink_zone(ctx, prio, zi, &mut sc);
                 let (nr_slab, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, gfp::GFP_KERNEL, lru_pages, true);
                 sc.nr_reclaimed += slab_pages;
@@ -1093,9 +1098,9 @@ impl Kernel {
                 continue;
             }
             let end_zt = self.mm.zones[zones[end_zone]].zt;
-            if !self.mm.zone_watermark_ok(zi, order, high, end_zt, 0) {
+            if !self.mm.zone_watermark_ok_safe(zi, order, high, end_zt, 0) {
                 all_ok = false;
-                if !self.mm.zone_watermark_ok(zi, order, min, end_zt, 0) {
+                if !self.mm.zone_watermark_ok_safe(zi, order, min, end_zt, 0) {
                     has_under_min = true;
                 }
             } else {
@@ -1450,5 +1455,64 @@ mod tests {
             z.free_pages = 0;
         }
         assert_eq!(k.max_sane_readahead(0, 32), 0, "nothing free, nothing inactive: no window");
+    }
+
+    /// 3.0's NR_FREE_PAGES drift: a CPU's refill of its per-cpu list leaves
+    /// its delta unfolded until it passes the threshold, so the allocator's
+    /// check (zone_page_state) can pass while the exact count is below the
+    /// mark; kswapd's check (zone_watermark_ok_safe) reads the exact count
+    /// below percpu_drift_mark. kswapd awake lowers the threshold.
+    #[test]
+    fn free_pages_drift_per_cpu_until_folded() {
+        let spec = json!({
+            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
+                "nodes": [{"cpus": 24, "zones": [{"name": "DMA32", "present_pages": 131072}], "reserved_pages": 64}],
+                "distance": [[10]],
+                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
+            "kernel": {"name": "k", "era": "3.0", "zlc": "after-first-zone"},
+            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1}});
+        let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
+        let z = &k.mm.zones[0];
+        // 2 x fls(24) x (1 + fls(512 MiB / 128 MiB)) = 40; (low - min) / 24 = 7.
+        assert_eq!((z.normal_threshold, z.pressure_threshold, z.stat_threshold), (40, 7, 40));
+        assert_eq!(z.percpu_drift_mark, z.wmark_high + 24 * 40);
+        assert_eq!(k.mm.zone_free_state(0), z.free_pages);
+        let mut ctx = Ctx { cpu: 0, ..Default::default() };
+        let batch = k.mm.zones[0].pcp_batch as i64;
+        assert_eq!(batch, 31);
+        let before = k.mm.zones[0].free_pages;
+        k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+        assert_eq!(k.mm.zones[0].free_pages, before - batch);
+        assert_eq!(k.mm.zone_free_state(0), before, "the refill is still in CPU 0's delta");
+        for _ in 0..batch {
+            k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+        }
+        assert_eq!(k.mm.zone_free_state(0), k.mm.zones[0].free_pages, "-62 passed -40: folded");
+        // The 30 left on the list, then the next refill: unfolded again.
+        for _ in 0..batch {
+            k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+        }
+        assert_eq!(k.mm.zone_free_state(0), k.mm.zones[0].free_pages + batch);
+        k.mm.refresh_cpu_vm_stats();
+        assert_eq!(k.mm.zone_free_state(0), k.mm.zones[0].free_pages, "vmstat_update folds every delta");
+        // CPU 1 refills once and keeps its delta; then CPU 0 allocates down
+        // to the low mark: the counter stays at least a batch above the
+        // exact count, so the allocator's check passes where kswapd's fails.
+        let mut ctx1 = Ctx { cpu: 1, ..Default::default() };
+        k.mm.buffered_rmqueue(&mut ctx1, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+        let low = k.mm.zones[0].wmark_low;
+        let mut seen = false;
+        while k.mm.zones[0].free_pages > low - 2 * batch {
+            k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+            seen |= k.mm.zone_watermark_ok(0, 0, low, 0, 0) && !k.mm.zone_watermark_ok_safe(0, 0, low, 0, 0);
+        }
+        assert!(seen);
+        let diffs: i64 = (0..24).map(|c| k.mm.free_diff[c] as i64).sum();
+        assert_eq!(diffs, k.mm.zones[0].free_unfolded);
+        k.mm.set_pgdat_percpu_threshold(0, true);
+        assert_eq!(k.mm.zones[0].stat_threshold, 7);
+        k.mm.set_pgdat_percpu_threshold(0, false);
+        assert_eq!(k.mm.zones[0].stat_threshold, 40);
     }
 }
