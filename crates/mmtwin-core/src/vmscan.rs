@@ -1478,6 +1478,18 @@ mod tests {
         assert_eq!((z.normal_threshold, z.pressure_threshold, z.stat_threshold), (40, 7, 40));
         assert_eq!(z.percpu_drift_mark, z.wmark_high + 24 * 40);
         assert_eq!(k.mm.zone_free_state(0), z.free_pages);
+        // kswapd woken from its full sleep takes the pressure threshold;
+        // going back to full sleep (its nap finds the node balanced: all
+        // memory is free) restores the normal one.
+        let pid = k.kswapd[0].pid;
+        let mut kctx = Ctx { cpu: 0, pid, ..Default::default() };
+        assert!(matches!(k.kswapd[0].state, KsState::Sleeping));
+        k.kswapd_step(0, &mut kctx);
+        assert_eq!(k.mm.zones[0].stat_threshold, 7);
+        k.kswapd[0].state = KsState::Napping;
+        k.kswapd_step(0, &mut kctx);
+        assert!(matches!(k.kswapd[0].state, KsState::Sleeping));
+        assert_eq!(k.mm.zones[0].stat_threshold, 40);
         let mut ctx = Ctx { cpu: 0, ..Default::default() };
         let batch = k.mm.zones[0].pcp_batch as i64;
         assert_eq!(batch, 31);
@@ -1526,9 +1538,5 @@ mod tests {
         assert!(seen);
         let diffs: i64 = (0..24).map(|c| k.mm.free_diff[c] as i64).sum();
         assert_eq!(diffs, k.mm.zones[0].free_unfolded);
-        k.mm.set_pgdat_percpu_threshold(0, true);
-        assert_eq!(k.mm.zones[0].stat_threshold, 7);
-        k.mm.set_pgdat_percpu_threshold(0, false);
-        assert_eq!(k.mm.zones[0].stat_threshold, 40);
     }
 }
