@@ -1000,11 +1000,11 @@ impl Mm {
     }
 
     /// Bytes of simulator state: page arrays, pageblock types, per-cpu
-    /// lists, zonelists, the cache model's stamps.
+    /// lists and vm_stat deltas, zonelists, the cache model's stamps.
     pub fn state_bytes(&self) -> u64 {
         let pages = (self.pages.len() * Pages::BYTES_PER_PAGE) as u64;
         let blocks = self.pageblock_mt.len() as u64;
-        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>()) as u64;
+        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>() + self.free_diff.len() * 4) as u64;
         let zl: u64 = self.zonelists.iter().map(|z| (z.zones.len() * 4) as u64 + 64).sum();
         let zlc: u64 = self.zlcs.iter().map(|z| (z.fullzones.len() * 8 + z.z_to_n.len() * 2) as u64 + 64).sum();
         let zones = (self.zones.len() * (std::mem::size_of::<Zone>() + self.max_order * (std::mem::size_of::<[ListHead; NR_MT]>() + 8))) as u64;
