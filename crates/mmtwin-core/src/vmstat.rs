@@ -405,6 +405,83 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
     out
 }
 
+/// NR_FREE_PAGES as mm/vmstat.c kept it from 2.6.21 on: per-cpu deltas
+/// (vm_stat_diff) folded into the zone's counter past stat_threshold or by
+/// vmstat_update; zone_page_state reads the counter. The state lives in
+/// `Zone` (free_unfolded, the thresholds, percpu_drift_mark) and
+/// `Mm::free_diff`.
+impl crate::mm::Mm {
+    /// refresh_zone_stat_thresholds (3.x, mm/vmstat.c): each zone's
+    /// per-cpu threshold, calculate_normal_threshold = 2 x fls(cpus) x
+    /// (1 + fls(zone size in 128 MiB units)), at most 125, and the
+    /// pressure threshold kswapd sets while awake, (low - min) / cpus, at
+    /// least 1. percpu_drift_mark is set where the largest drift, cpus x
+    /// threshold, exceeds low - min.
+    pub(crate) fn refresh_zone_stat_thresholds(&mut self) {
+        let fls = |x: u64| 64 - x.leading_zeros() as i64;
+        let cpus = self.cpu_node.len() as i64;
+        let page_shift = self.page_size.trailing_zeros() as u64;
+        for z in self.zones.iter_mut() {
+            let mem = z.present >> (27 - page_shift.min(27));
+            let normal = (2 * fls(cpus as u64) * (1 + fls(mem))).min(125) as i32;
+            let tolerate = z.wmark_low - z.wmark_min;
+            z.normal_threshold = normal;
+            z.pressure_threshold = (tolerate / cpus.max(1)).clamp(1, 125) as i32;
+            z.stat_threshold = normal;
+            z.percpu_drift_mark = if cpus * normal as i64 > tolerate { z.wmark_high + cpus * normal as i64 } else { 0 };
+        }
+    }
+
+    /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `cpu`: the
+    /// delta joins the CPU's vm_stat_diff and reaches the zone's counter
+    /// once the diff passes the threshold. The buddy lists (free_pages)
+    /// have changed already.
+    #[inline]
+    pub fn mod_zone_free_state(&mut self, cpu: usize, zi: usize, delta: i64) {
+        if !self.vmstat_drift {
+            return;
+        }
+        let d = &mut self.free_diff[cpu * self.zones.len() + zi];
+        let x = *d as i64 + delta;
+        let z = &mut self.zones[zi];
+        if x > z.stat_threshold as i64 || x < -(z.stat_threshold as i64) {
+            z.free_unfolded -= *d as i64;
+            *d = 0;
+        } else {
+            z.free_unfolded += delta;
+            *d = x as i32;
+        }
+    }
+
+    /// refresh_cpu_vm_stats on every CPU (vmstat_update, once a second):
+    /// every delta folded.
+    pub fn refresh_cpu_vm_stats(&mut self) {
+        self.free_diff.fill(0);
+        for z in self.zones.iter_mut() {
+            z.free_unfolded = 0;
+        }
+    }
+
+    /// set_pgdat_percpu_threshold: the node's zones with a drift mark take
+    /// the pressure threshold (kswapd awake) or the normal one (asleep).
+    pub fn set_pgdat_percpu_threshold(&mut self, node: usize, pressure: bool) {
+        for zi in self.nodes[node].zones.iter().flatten() {
+            let z = &mut self.zones[*zi];
+            if z.percpu_drift_mark != 0 {
+                z.stat_threshold = if pressure { z.pressure_threshold } else { z.normal_threshold };
+            }
+        }
+    }
+
+    /// zone_page_state(zone, NR_FREE_PAGES): the zone's counter without
+    /// the CPUs' unfolded deltas, never below 0.
+    #[inline]
+    pub fn zone_free_state(&self, zi: usize) -> i64 {
+        let z = &self.zones[zi];
+        (z.free_pages - z.free_unfolded).max(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
