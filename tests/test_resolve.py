@@ -244,7 +244,7 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
         for r in ("fsmark", "largedd", "mmapstream")
     ]
     machine = {
-        "name": "x86-64-2node-24cpu", "arch": "x86_64", "page_size": 4096, "cache_line": 64, "hz": 250,
+        "name": "x86-64-2node-24cpu", "arch": "x86_64", "page_size": 4096, "cache_line": 64, "cache_kib": 1024, "link_mb_s": 0, "hz": 250,
         "max_order": 11, "pageblock_order": 9,
         "nodes": [
             # The PCI hole [3328, 4096) MiB: DMA32 holds 3312 MiB, NORMAL 2816 MiB.
@@ -402,8 +402,9 @@ def test_a_machine_over_the_engines_page_bound_is_refused_unless_scaled() -> Non
 
 
 def test_a_machine_over_the_engines_cache_model_bound_is_refused(fixture_presets: Path) -> None:
-    """4096 CPUs on 256 nodes: the engine's cache model (a stamp per CPU per cache line, a line per CPU per
-    zone) would take 17 GB, and the engine aborted allocating it. Python refuses it first, by the engine's formula."""
+    """4096 CPUs on 256 nodes: the engine's cache model (a stream position per CPU per cache line, a line per
+    CPU per zone) would take 35 GB; the engine once aborted allocating such a model. Python refuses it first, by
+    the engine's formula."""
     from mmtwin.resolve import cache_lines_bound
 
     m = config.load_machine("tiny-numa")
@@ -412,8 +413,8 @@ def test_a_machine_over_the_engines_cache_model_bound_is_refused(fixture_presets
     big = m.model_copy(update={"topology": topo})
     with pytest.raises(MmtwinError) as info:
         resolve_spec(big, config.load_kernel("test-base"), WorkloadParams(size_gb=0.001, threads=1))
-    assert info.value.message == ("machine tiny-numa: 4096 CPUs x 1078016 cache lines take 16844 MiB of the engine's cache "
+    assert info.value.message == ("machine tiny-numa: 4096 CPUs x 1078019 cache lines take 34350 MiB of the engine's cache "
                                   "model; at most 1024 MiB (fewer CPUs, nodes or zones)")
     # The same count as the engine's Spec::cache_lines_bound (crates/mmtwin-core/tests/engine.rs, the_cache_model_is_bounded).
     node = {"cpus": 16, "zones": [{"name": "NORMAL", "present_pages": 64}]}
-    assert cache_lines_bound({"cache_line": 64, "nodes": [node] * 256}) == 1103616
+    assert cache_lines_bound({"cache_line": 64, "nodes": [node] * 256}, processes=1) == 1103619

@@ -30,8 +30,8 @@ def test_the_series_on_xfs_fsmark_at_one_eighth_scale() -> None:
     page writes by reclaim fall with patches 1-7 (kswapd writes only at high priority) and
     reach zero with patch 8; skipped dirty pages are marked for immediate reclaim. That
     fs_mark creates files faster and finishes sooner (R1, R2) is not asserted at this
-    scale; test_reproduce_reclaim_writeback_at_quarter_scale asserts it at a quarter
-    (it holds at published scale too, docs/calibration.md)."""
+    scale; test_reproduce_reclaim_writeback_at_quarter_scale asserts R2 at a quarter
+    (R1 holds at 3/4 scale but not at published scale, docs/calibration.md)."""
     r = _compare("reclaim-writeback-xfs", "fsmark-512M", "0.125")
     van, kwb, nok = r["3.0-rc6-vanilla"], r["3.0-rc6-kswapwb"], r["3.0-rc6-nokswapwb"]
     assert van["writes"] > kwb["writes"] > nok["writes"] == 0, r
@@ -43,11 +43,12 @@ def test_the_series_on_xfs_fsmark_at_one_eighth_scale() -> None:
 def test_reproduce_reclaim_writeback_at_quarter_scale() -> None:
     """The fs_mark claims R2-R6 come out at a quarter of the published scale,
     every claim holds in the published figures, and --experiment is refused
-    in one line. R1 (Files/s up in 4 of 5 configurations) holds at 3/4 and
-    at published scale but not here (3 of 5 since NR_FREE_PAGES drifts as
-    in 3.0); the micro benchmark's claims (R7-R9) are reported but not held
-    by the model (docs/calibration.md), and some of its runs end in OOM at
-    this scale, so the verdict is no (exit 1)."""
+    in one line. R1 (Files/s up in 4 of 5 configurations) holds at 3/4
+    scale but not here (3 of 5 since NR_FREE_PAGES drifts as in 3.0) nor at
+    published scale (3 of 5 since the coherent cache model); the micro
+    benchmark's claims (R7-R9) are not asserted (R7 holds at 3/4 and full
+    scale, R8 and R9 do not; docs/calibration.md), and some of its runs end
+    in OOM at this scale, so the verdict is no (exit 1)."""
     proc = run_cli("reproduce", "reclaim-writeback", "--scale", "0.25", "--json", "--jobs", "2")
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr
     data = json.loads(proc.stdout)

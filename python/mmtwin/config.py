@@ -111,6 +111,18 @@ class Topology(StrictModel):
     # PCI hole: pages the kernel never managed are simply not there, and
     # reserved_mib is what the kernel had in use among them at boot.
     zone_pages: list[list[int]] | None = None
+    # Each node's port into the interconnect, MB/s in each direction: remote
+    # page clears pass through the page's node's port and queue there when
+    # many CPUs clear on one node (docs/architecture.md, "Cost model"). 0:
+    # unlimited.
+    link_mb_s: int = 0
+
+    @field_validator("link_mb_s")
+    @classmethod
+    def _link(cls, v: int) -> int:
+        if not 0 <= v <= 10_000_000:
+            raise ValueError(f"{v} is not allowed; expected 0 (unlimited) to 10000000 MB/s")
+        return v
 
     @field_validator("nodes")
     @classmethod
@@ -436,6 +448,9 @@ class Machine(StrictModel):
     arch: Literal["ia64", "x86_64"]
     page_size: int
     cache_line: int
+    # Each CPU's share of its last-level cache in KiB (the coherence model's
+    # evictions); 0: lines are never evicted (docs/config-schema.md).
+    cache_kib: int = 0
     hz: int
     max_order: int = 11
     topology: Topology
@@ -465,6 +480,13 @@ class Machine(StrictModel):
     def _cache_line(cls, v: int) -> int:
         if not (16 <= v <= 4096 and v & (v - 1) == 0):
             raise ValueError(f"{v} is not allowed; expected a power of two from 16 to 4096")
+        return v
+
+    @field_validator("cache_kib")
+    @classmethod
+    def _cache_kib(cls, v: int) -> int:
+        if not 0 <= v <= 2**30:
+            raise ValueError(f"{v} is not allowed; expected 0 (unbounded) to 1073741824 KiB")
         return v
 
     @field_validator("hz")

@@ -450,6 +450,8 @@ def machine_spec(machine: Machine, scale: Fraction = Fraction(1)) -> dict[str, A
         "arch": machine.arch,
         "page_size": machine.page_size,
         "cache_line": machine.cache_line,
+        "cache_kib": machine.cache_kib,
+        "link_mb_s": machine.topology.link_mb_s,
         "hz": machine.hz,
         "max_order": machine.max_order,
         "pageblock_order": min(PAGEBLOCK_ORDER, machine.max_order - 1),
@@ -481,28 +483,48 @@ def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[st
 
 # The engine's bound on the files fs_mark keeps (spec.rs MAX_FILES_KEPT): an inode is about 200 bytes of state.
 MAX_FILES_KEPT = 2**24
-# The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET): a 4-byte stamp per CPU per cache line.
+# The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET, cost.rs CacheModel::bytes_per_line).
 CACHE_MODEL_BUDGET = 2**30
+# Bytes of one line's recent transactions at its home (mm.rs LockHolds: 8 intervals of two u64).
+_LINE_HOLDS_BYTES = 128
 
 
-def cache_lines_bound(mspec: dict[str, Any]) -> int:
+def faulting_processes(wspec: dict[str, Any]) -> int:
+    """Processes of a workload that take page faults, at most (spec.rs ``WorkloadSpec::faulting_processes``)."""
+    kind = wspec["kind"]
+    if kind == "memhog":
+        return 1
+    if kind == "mmapstream":
+        return int(wspec.get("threads", 1)) + 2 * int(wspec.get("mixed_threads", 1))
+    return 0
+
+
+def cache_lines_bound(mspec: dict[str, Any], processes: int = 0) -> int:
     """The engine's upper bound on the cache lines it tracks (spec.rs ``Spec::cache_lines_bound``): four per
-    populated zone, one per node, one per CPU per zone, and per node five zonelists and their caches."""
+    populated zone, one per node, the global vm_stat line, one per CPU per zone, per node five zonelists and
+    their caches, and two per faulting process (its mm_struct)."""
     zones = sum(1 for n in mspec["nodes"] for z in n["zones"] if z["present_pages"] > 0)
     nodes = len(mspec["nodes"])
     cpus = sum(n["cpus"] for n in mspec["nodes"])
     line = mspec["cache_line"]
     zonelist = max(1, -(-zones // max(1, line // 8)))
     zlc = 2 + max(1, -(-zones // max(1, line // 2)))
-    return 4 * zones + nodes + cpus * zones + 5 * nodes * (zonelist + zlc)
+    return 4 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * processes
 
 
-def _check_cache_model(machine: Machine, mspec: dict[str, Any]) -> None:
+def cache_line_bytes(cpus: int) -> int:
+    """Bytes of cache-model state per line: home and owner, the sharer set, a stream position per CPU and
+    the line's recent transactions (cost.rs ``CacheModel::bytes_per_line``)."""
+    return 4 + 8 * max(1, -(-cpus // 64)) + 8 * cpus + _LINE_HOLDS_BYTES
+
+
+def _check_cache_model(machine: Machine, mspec: dict[str, Any], wspec: dict[str, Any]) -> None:
     cpus = sum(n["cpus"] for n in mspec["nodes"])
-    lines = cache_lines_bound(mspec)
-    if 4 * cpus * lines > CACHE_MODEL_BUDGET:
+    lines = cache_lines_bound(mspec, faulting_processes(wspec))
+    total = cache_line_bytes(cpus) * lines
+    if total > CACHE_MODEL_BUDGET:
         raise MmtwinError(
-            f"machine {machine.name}: {cpus} CPUs x {lines} cache lines take {4 * cpus * lines >> 20} MiB of the engine's "
+            f"machine {machine.name}: {cpus} CPUs x {lines} cache lines take {total >> 20} MiB of the engine's "
             f"cache model; at most {CACHE_MODEL_BUDGET >> 20} MiB (fewer CPUs, nodes or zones)"
         )
 
@@ -530,11 +552,12 @@ def resolve_spec(
             f"machine {machine.name}: {total} pages at scale {float(frac):g} is more than the engine's {MAX_PAGES} "
             f"(its state is about 28 bytes a page); use a smaller --scale"
         )
-    _check_cache_model(machine, mspec)
+    wspec = workload_spec(machine, workload, frac)
+    _check_cache_model(machine, mspec, wspec)
     spec = {
         "machine": mspec,
         "kernel": kernel_spec(kernel, machine.page_size),
-        "workload": workload_spec(machine, workload, frac),
+        "workload": wspec,
         "seed": seed,
         "check": bool(check),
         "sample_ms": sample_ms,

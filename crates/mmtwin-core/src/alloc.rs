@@ -166,14 +166,16 @@ impl Mm {
         self.sim.zlc_setups += 1;
         let jiffies = (ctx.clock() + self.jiffies_phase_ns) * self.hz / 1_000_000_000;
         let line = self.zlcs[zlc].line_zap;
-        self.cache.touch(ctx, line);
+        self.cache.read(ctx, line);
         let z = &mut self.zlcs[zlc];
         if jiffies.saturating_sub(z.last_full_zap) > self.hz {
             z.fullzones.fill(0);
             z.last_full_zap = jiffies;
             let bl = z.line_bitmap;
             self.sim.zlc_zaps += 1;
-            self.cache.touch(ctx, bl);
+            // bitmap_zero and the new last_full_zap: two stores.
+            self.cache.write(ctx, bl);
+            self.cache.write(ctx, line);
         }
     }
 
@@ -184,8 +186,8 @@ impl Mm {
         let l2 = z.line_bitmap;
         let node = z.z_to_n[pos] as usize;
         let full = z.fullzones[pos / 64] & (1u64 << (pos % 64)) != 0;
-        self.cache.touch(ctx, l1);
-        self.cache.touch(ctx, l2);
+        self.cache.read(ctx, l1);
+        self.cache.read(ctx, l2);
         task.mems_allowed[node] && !full
     }
 
@@ -195,7 +197,8 @@ impl Mm {
         z.fullzones[pos / 64] |= 1u64 << (pos % 64);
         let l = z.line_bitmap;
         self.sim.zlc_marked_full += 1;
-        self.cache.touch(ctx, l);
+        // set_bit: an atomic read-modify-write, whether or not the bit was set.
+        self.cache.write(ctx, l);
     }
 
     /// zlc_clear_zones_full (zlcreconsider).
@@ -204,12 +207,14 @@ impl Mm {
             self.sim.zlc_clears += 1;
             self.zlcs[zlc].fullzones.fill(0);
             let l = self.zlcs[zlc].line_bitmap;
-            self.cache.touch(ctx, l);
+            self.cache.write(ctx, l);
         }
     }
 
     /// zone_statistics: NUMA hit/miss/foreign/local/other and pgalloc.
-    pub fn zone_statistics(&mut self, ctx: &Ctx, preferred: usize, zi: usize, order: usize) {
+    /// The NUMA items are zoned counters (2.6.18 on): two updates on the
+    /// zone allocated from, a third (NUMA_FOREIGN) on the preferred zone.
+    pub fn zone_statistics(&mut self, ctx: &mut Ctx, preferred: usize, zi: usize, order: usize) {
         let n = 1u64 << order;
         let zt = self.zones[zi].zt;
         self.vm.zadd(Zev::Pgalloc, zt, n);
@@ -225,6 +230,10 @@ impl Mm {
             self.zones[zi].numa[3] += 1;
         } else {
             self.zones[zi].numa[4] += 1;
+        }
+        self.zone_stat_fold(ctx, zi, 2);
+        if znode != self.zones[preferred].node {
+            self.zone_stat_fold(ctx, preferred, 1);
         }
     }
 }

@@ -1,18 +1,20 @@
 //! The cost model: what a kernel operation costs the CPU that runs it.
 //!
 //! Kernel metadata (zone watermark words, vm_stat, zone->lock, pgdat, the
-//! zonelist arrays and the zonelist cache) is laid out in cache lines, each
-//! homed on a node. Touching a line costs `line_miss_ns` scaled by the SLIT
-//! distance from the touching CPU's node to the line's home node, unless the
-//! same CPU already touched that line during the same kernel entry (then it
-//! costs `line_hit_ns`).
+//! zonelist arrays and the zonelist cache, the per-cpu pagesets, each
+//! process's mm_struct) is laid out in cache lines, each homed on a node,
+//! and kept coherent as the hardware does ([`CacheModel`]): a line stays in
+//! a CPU's cache until another CPU writes it or the CPU's own streaming
+//! (clearing pages, copying data) pushes it out, and a miss costs what the
+//! protocol does (the home's memory, another CPU's modified copy, the
+//! invalidation of the other copies), waiting behind the line's other
+//! transactions at its home.
 //!
-//! Lines are not assumed to survive *between* kernel entries: the workloads
-//! this models (a memory hog, streaming writers) clear and store through far
-//! more memory between two allocations than the metadata occupies, and the
-//! measured baselines of the seeds are consistent with zone metadata being
-//! fetched from memory on each allocation (docs/calibration.md).
+//! Until 2026-11-23 every line was forgotten at each kernel entry and a
+//! touch cost one miss at the SLIT-scaled latency whoever had written it
+//! last (docs/calibration.md).
 
+use crate::mm::LockHolds;
 use crate::spec::CostSpec;
 
 /// Accumulates the simulated cost of one task step.
@@ -40,81 +42,383 @@ impl Ctx {
     }
 }
 
-/// Per-CPU record of the cache lines touched in the current kernel entry.
+/// No CPU: a line nobody holds modified.
+pub const NO_CPU: u16 = u16::MAX;
+
+/// The coherence state of the kernel's metadata cache lines, as a
+/// directory protocol keeps it (SGI's SN2 hub, or a snooping x86 socket:
+/// the costs differ, the states do not).
+///
+/// Each line has a home node (where its memory is), the CPUs holding a
+/// copy (the sharers) and, when one of them has written it, that owner. A
+/// CPU keeps its copy until another CPU's write invalidates it or it falls
+/// out of the CPU's cache: each CPU counts the bytes it streams through its
+/// cache (page clears, copies), and a line it has not touched for more than
+/// the cache's size has been evicted (a modified line is written back to its
+/// home on the way).
+///
+/// An access costs, from the requesting CPU's node r, with lat(a, b) the
+/// latency of a miss from node a to memory on node b (`line_miss_ns` x
+/// SLIT / 10):
+/// - a hit (a read of a line the CPU holds, a write of a line it owns):
+///   `line_hit_ns`;
+/// - a read of a line held modified by another CPU on node o: a three-hop
+///   fetch, (lat(r, h) + lat(h, o) + lat(o, r)) / 2, after which both hold
+///   it shared and the home's copy is current;
+/// - any other read miss: lat(r, h), the home's memory;
+/// - a write (or an atomic read-modify-write): the line's data as a read
+///   would get it, or lat(r, h) for ownership if the CPU already holds it,
+///   and every other sharer s invalidated in parallel, the farthest bounding
+///   the wait, (lat(r, h) + lat(h, s) + lat(s, r)) / 2.
+///
+/// A line's transactions are serialised at its home: a miss waits while
+/// another transaction on the same line is in flight (its recent ones kept
+/// as simulated-time intervals, as zone->lock keeps its holds); a
+/// transaction occupies the line for its own latency, and a read of an
+/// unmodified line for lat(h, h), the home's memory access.
 pub struct CacheModel {
-    nlines: usize,
-    /// Home node of each line.
+    ncpus: usize,
+    /// u64 words of a sharer set.
+    words: usize,
+    /// Per line: home node, owner (or NO_CPU), sharers (`words` words).
     home: Vec<u16>,
-    /// stamp[cpu * nlines + line] == gen[cpu] when touched in this entry.
-    stamp: Vec<u32>,
-    gen: Vec<u32>,
-    /// miss_ns[from_node * nodes + home_node].
-    miss_ns: Vec<u64>,
+    owner: Vec<u16>,
+    sharers: Vec<u64>,
+    /// seen[line * ncpus + cpu]: the CPU's stream position at its last
+    /// touch of the line.
+    seen: Vec<u64>,
+    /// Per line: its recent transactions at the home.
+    busy: Vec<LockHolds>,
+    /// Per CPU: bytes streamed through its cache.
+    stream: Vec<u64>,
+    /// Bytes a CPU's cache holds (u64::MAX: lines are never evicted).
+    capacity: u64,
+    cpu_node: Vec<u16>,
+    /// lat[from_node * nodes + home_node].
+    lat: Vec<u64>,
     nodes: usize,
     hit_ns: u64,
+    /// Lines fetched (misses) and, of them, from another node.
     pub lines_touched: u64,
     pub remote_lines: u64,
+    /// Reads served by another CPU's modified copy.
+    pub dirty_fetches: u64,
+    /// Copies invalidated by writes.
+    pub invalidations: u64,
+    /// Time spent waiting for a line's earlier transactions (ns).
+    pub queue_ns: u64,
 }
 
 impl CacheModel {
-    pub fn new(home: Vec<u16>, cpus: usize, distance: &[Vec<u32>], cost: &CostSpec) -> Self {
+    /// `home` gives each line's node; `cache_kib` each CPU's cache (0: unbounded).
+    pub fn new(home: Vec<u16>, cpu_node: &[usize], distance: &[Vec<u32>], cost: &CostSpec, cache_kib: u64) -> Self {
         let nodes = distance.len();
-        let mut miss_ns = vec![0u64; nodes * nodes];
+        let mut lat = vec![0u64; nodes * nodes];
         for a in 0..nodes {
             for b in 0..nodes {
-                miss_ns[a * nodes + b] = cost.line_miss_ns * distance[a][b] as u64 / 10;
+                lat[a * nodes + b] = cost.line_miss_ns * distance[a][b] as u64 / 10;
             }
         }
-        let nlines = home.len();
-        CacheModel {
-            nlines,
-            home,
-            stamp: vec![0; cpus * nlines],
-            gen: vec![1; cpus],
-            miss_ns,
+        let ncpus = cpu_node.len();
+        let words = ncpus.div_ceil(64).max(1);
+        let mut c = CacheModel {
+            ncpus,
+            words,
+            home: Vec::new(),
+            owner: Vec::new(),
+            sharers: Vec::new(),
+            seen: Vec::new(),
+            busy: Vec::new(),
+            stream: vec![0; ncpus],
+            capacity: if cache_kib == 0 { u64::MAX } else { cache_kib * 1024 },
+            cpu_node: cpu_node.iter().map(|&n| n as u16).collect(),
+            lat,
             nodes,
             hit_ns: cost.line_hit_ns,
             lines_touched: 0,
             remote_lines: 0,
+            dirty_fetches: 0,
+            invalidations: 0,
+            queue_ns: 0,
+        };
+        for h in home {
+            c.add_line(h as usize);
         }
+        c
     }
 
-    /// A new kernel entry on `cpu`: nothing touched yet.
-    #[inline]
-    pub fn enter(&mut self, cpu: usize) {
-        let g = &mut self.gen[cpu];
-        *g = g.wrapping_add(1);
-        if *g == 0 {
-            // Wrapped: forget every stamp of this CPU so no stale match remains.
-            let base = cpu * self.nlines;
-            self.stamp[base..base + self.nlines].fill(0);
-            *g = 1;
-        }
+    /// A new line homed on `node` (an mm_struct's, when its process first
+    /// faults); returns its index.
+    pub fn add_line(&mut self, node: usize) -> usize {
+        self.home.push(node as u16);
+        self.owner.push(NO_CPU);
+        self.sharers.extend(std::iter::repeat_n(0, self.words));
+        self.seen.extend(std::iter::repeat_n(0, self.ncpus));
+        self.busy.push(LockHolds::default());
+        self.home.len() - 1
     }
 
-    /// Touch `line` from `ctx.cpu`; charges ctx.sys.
+    /// `bytes` of data went through `cpu`'s cache (a page cleared, a copy).
     #[inline]
-    pub fn touch(&mut self, ctx: &mut Ctx, line: usize) {
-        let idx = ctx.cpu * self.nlines + line;
-        let g = self.gen[ctx.cpu];
-        if self.stamp[idx] == g {
+    pub fn stream(&mut self, cpu: usize, bytes: u64) {
+        self.stream[cpu] += bytes;
+    }
+
+    /// Does `cpu` hold a copy of `line`?
+    #[inline]
+    fn holds(&self, line: usize, cpu: usize) -> bool {
+        self.sharers[line * self.words + cpu / 64] & (1u64 << (cpu % 64)) != 0
+            && self.stream[cpu] - self.seen[line * self.ncpus + cpu] <= self.capacity
+    }
+
+    #[inline]
+    fn lat(&self, a: usize, b: usize) -> u64 {
+        self.lat[a * self.nodes + b]
+    }
+
+    /// Read `line` from `ctx.cpu`; charges ctx.sys.
+    #[inline(always)]
+    pub fn read(&mut self, ctx: &mut Ctx, line: usize) {
+        let c = ctx.cpu;
+        if self.holds(line, c) {
             ctx.sys += self.hit_ns;
+            self.seen[line * self.ncpus + c] = self.stream[c];
+            return;
+        }
+        self.miss(ctx, line, false, false);
+    }
+
+    /// Write `line` (a store, a lock taken, an atomic update) from `ctx.cpu`.
+    #[inline(always)]
+    pub fn write(&mut self, ctx: &mut Ctx, line: usize) {
+        let c = ctx.cpu;
+        let held = self.holds(line, c);
+        if held && self.owner[line] == c as u16 {
+            ctx.sys += self.hit_ns;
+            self.seen[line * self.ncpus + c] = self.stream[c];
+            return;
+        }
+        self.miss(ctx, line, true, held);
+    }
+
+    /// A read that misses, or a write of a line the CPU does not own.
+    #[inline(never)]
+    fn miss(&mut self, ctx: &mut Ctx, line: usize, write: bool, held: bool) {
+        let c = ctx.cpu;
+        let owner = self.owner[line];
+        let r = self.cpu_node[c] as usize;
+        let h = self.home[line] as usize;
+        // A modified copy elsewhere, unless it has been evicted (written back).
+        let dirty_at = (owner != NO_CPU && owner as usize != c && self.holds(line, owner as usize)).then_some(owner as usize);
+        let mut cost = if held {
+            self.lat(r, h) // an upgrade: ownership from the home
+        } else if let Some(o) = dirty_at {
+            self.dirty_fetches += 1;
+            let on = self.cpu_node[o] as usize;
+            (self.lat(r, h) + self.lat(h, on) + self.lat(on, r)) / 2
         } else {
-            self.stamp[idx] = g;
-            let home = self.home[line] as usize;
-            ctx.sys += self.miss_ns[ctx.node * self.nodes + home];
-            self.lines_touched += 1;
-            if home != ctx.node {
-                self.remote_lines += 1;
+            self.lat(r, h)
+        };
+        let base = line * self.words;
+        if write {
+            for w in 0..self.words {
+                let mut bits = self.sharers[base + w];
+                while bits != 0 {
+                    let s = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if s == c || !self.holds(line, s) {
+                        continue;
+                    }
+                    self.invalidations += 1;
+                    let sn = self.cpu_node[s] as usize;
+                    cost = cost.max((self.lat(r, h) + self.lat(h, sn) + self.lat(sn, r)) / 2);
+                }
+                self.sharers[base + w] = 0;
+            }
+            self.owner[line] = c as u16;
+        } else if dirty_at.is_some() || (owner != NO_CPU && owner as usize != c) {
+            // Downgraded to shared (or found written back): the home is current.
+            self.owner[line] = NO_CPU;
+        }
+        self.sharers[base + c / 64] |= 1u64 << (c % 64);
+        self.seen[line * self.ncpus + c] = self.stream[c];
+        self.lines_touched += 1;
+        if h != r {
+            self.remote_lines += 1;
+        }
+        // Serialised at the home: wait for the line's transactions in flight.
+        let occupancy = if write || dirty_at.is_some() { cost } else { self.lat(h, h) };
+        let t = ctx.clock();
+        let got = self.busy[line].acquire(ctx.now, t, occupancy);
+        let wait = got - t;
+        self.queue_ns += wait;
+        ctx.sys += wait + cost;
+    }
+
+    /// Check the states agree (an owner holds its line) and return the
+    /// number of lines, for the engine's checks.
+    pub fn check(&self) -> Result<usize, String> {
+        for line in 0..self.home.len() {
+            let o = self.owner[line];
+            if o != NO_CPU {
+                let o = o as usize;
+                if o >= self.ncpus || self.sharers[line * self.words + o / 64] & (1u64 << (o % 64)) == 0 {
+                    return Err(format!("cache line {line}: owner CPU {o} is not among its sharers"));
+                }
             }
         }
+        Ok(self.home.len())
     }
 
     pub fn state_bytes(&self) -> u64 {
-        (self.stamp.len() * 4 + self.gen.len() * 4 + self.miss_ns.len() * 8 + self.home.len() * 2) as u64
+        (self.home.len() * 4 + self.sharers.len() * 8 + self.seen.len() * 8 + self.busy.len() * std::mem::size_of::<LockHolds>()) as u64
+            + (self.stream.len() * 8 + self.lat.len() * 8 + self.cpu_node.len() * 2) as u64
     }
 
     pub fn nlines(&self) -> usize {
-        self.nlines
+        self.home.len()
+    }
+
+    /// Bytes per line of state for `cpus` CPUs (the bound of spec.rs).
+    pub fn bytes_per_line(cpus: u64) -> u64 {
+        4 + 8 * cpus.div_ceil(64).max(1) + 8 * cpus + std::mem::size_of::<LockHolds>() as u64
+    }
+}
+
+/// Each node's port into the interconnect (SN2: the SHUB's NUMAlink
+/// port), a bandwidth server: data a CPU of another node streams to or
+/// from the node's memory (a page cleared remotely: each line fetched for
+/// ownership, later written back) passes through it, at most
+/// `link_mb_s` MB/s in each direction. One CPU's remote clear is bound by
+/// its own misses' latency (`clear_remote_ns_per_kib`), far below the
+/// port's rate; when many CPUs clear pages on the same node at once, the
+/// port is the bottleneck and they queue: a clear ends when both its own
+/// stream and the port's share of it are done.
+pub struct Interconnect {
+    /// Per node: the port's recent transfers, as simulated-time intervals.
+    port: Vec<LockHolds>,
+    /// Picoseconds a byte takes through a port (0: unlimited).
+    ps_per_byte: u64,
+    /// Time CPUs spent waiting for a port beyond their own stream (ns).
+    pub wait_ns: u64,
+}
+
+impl Interconnect {
+    pub fn new(nodes: usize, link_mb_s: u64) -> Interconnect {
+        Interconnect { port: vec![LockHolds::default(); nodes], ps_per_byte: if link_mb_s == 0 { 0 } else { 1_000_000 / link_mb_s }, wait_ns: 0 }
+    }
+
+    /// `bytes` streamed by `ctx.cpu` to memory on node `home`, which its
+    /// CPU alone takes `own_ns` to do; charges ctx.sys.
+    pub fn remote_stream(&mut self, ctx: &mut Ctx, home: usize, bytes: u64, own_ns: u64) {
+        if self.ps_per_byte == 0 || home == ctx.node {
+            ctx.sys += own_ns;
+            return;
+        }
+        let d = bytes * self.ps_per_byte / 1000;
+        let t = ctx.clock();
+        let s = self.port[home].acquire(ctx.now, t, d);
+        let done = (t + own_ns).max(s + d);
+        self.wait_ns += done - (t + own_ns);
+        ctx.sys += done - t;
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        (self.port.len() * std::mem::size_of::<LockHolds>()) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(cache_kib: u64) -> CacheModel {
+        // Two nodes at distance 20, two CPUs each; line 0 homed on node 0.
+        let cost: CostSpec = serde_json::from_value(serde_json::json!({
+            "fault_ns": 0, "clear_ns_per_kib": 0, "clear_remote_ns_per_kib": 0, "line_miss_ns": 100,
+            "line_hit_ns": 1, "buddy_page_ns": 0, "user_store_ns": 0})).unwrap();
+        CacheModel::new(vec![0, 1], &[0, 0, 1, 1], &[vec![10, 20], vec![20, 10]], &cost, cache_kib)
+    }
+
+    fn at(cpu: usize, now: u64) -> Ctx {
+        Ctx { cpu, node: cpu / 2, now, ..Default::default() }
+    }
+
+    fn cost_of(m: &mut CacheModel, cpu: usize, now: u64, line: usize, write: bool) -> u64 {
+        let mut ctx = at(cpu, now);
+        if write {
+            m.write(&mut ctx, line);
+        } else {
+            m.read(&mut ctx, line);
+        }
+        ctx.sys
+    }
+
+    #[test]
+    fn lines_stay_cached_until_another_cpu_writes_them() {
+        let mut m = model(0);
+        assert_eq!(cost_of(&mut m, 2, 0, 0, false), 200); // remote clean read
+        assert_eq!(cost_of(&mut m, 2, 1000, 0, false), 1); // still cached
+        assert_eq!(cost_of(&mut m, 0, 2000, 0, false), 100); // local clean read, now two sharers
+        // CPU 0 writes: an upgrade (lat(0,0) = 100) and CPU 2's copy
+        // invalidated: (100 + 200 + 200) / 2 = 250 bounds it.
+        assert_eq!(cost_of(&mut m, 0, 3000, 0, true), 250);
+        assert_eq!(m.invalidations, 1);
+        assert_eq!(cost_of(&mut m, 0, 4000, 0, true), 1); // owned: a hit
+        // CPU 2 reads the modified line: three hops, (200 + 100 + 200) / 2.
+        assert_eq!(cost_of(&mut m, 2, 5000, 0, false), 250);
+        assert_eq!(m.dirty_fetches, 1);
+        // Both hold it shared now; CPU 0's next write invalidates CPU 2 again.
+        assert_eq!(cost_of(&mut m, 0, 6000, 0, false), 1);
+        assert_eq!(cost_of(&mut m, 0, 7000, 0, true), 250);
+        assert_eq!(m.check(), Ok(2));
+    }
+
+    #[test]
+    fn streamed_data_evicts_lines_and_writes_modified_ones_back() {
+        let mut m = model(64);
+        assert_eq!(cost_of(&mut m, 0, 0, 1, true), 200); // CPU 0 owns line 1 (homed on node 1)
+        m.stream(0, 32 * 1024);
+        assert_eq!(cost_of(&mut m, 0, 1000, 1, true), 1); // 32 KiB later: still there
+        m.stream(0, 65 * 1024);
+        // Evicted and written back: CPU 2 reads it from its home (node 1,
+        // local to CPU 2) and no three-hop fetch is counted.
+        assert_eq!(cost_of(&mut m, 2, 2000, 1, false), 100);
+        assert_eq!(m.dirty_fetches, 0);
+        assert_eq!(cost_of(&mut m, 0, 3000, 1, false), 200);
+    }
+
+    #[test]
+    fn transactions_on_one_line_queue_at_its_home() {
+        let mut m = model(0);
+        // CPU 0 takes line 0 for writing at t=0 (100 ns); CPU 2 asks at
+        // t=50 while that transaction is in flight: it waits 50 ns, then its
+        // own write fetches the modified line from CPU 0 (250 ns).
+        assert_eq!(cost_of(&mut m, 0, 0, 0, true), 100);
+        assert_eq!(cost_of(&mut m, 2, 50, 0, true), 50 + 250);
+        assert_eq!(m.queue_ns, 50);
+        // A CPU asking after both have ended does not wait.
+        assert_eq!(cost_of(&mut m, 1, 10_000, 0, true), 250);
+        assert_eq!(m.queue_ns, 50);
+    }
+
+    #[test]
+    fn remote_clears_share_the_home_port() {
+        // 1000 MB/s: a 16 KiB page takes 16384 ns of the port; each CPU
+        // alone takes 20000 ns to clear it.
+        let mut ic = Interconnect::new(2, 1000);
+        let mut a = at(2, 0);
+        ic.remote_stream(&mut a, 0, 16384, 20_000);
+        assert_eq!(a.sys, 20_000); // alone: its own stream bounds it
+        // A second CPU starts while the port is busy until 16384: its share
+        // ends at 32768, later than its own 20000 + 1000.
+        let mut b = at(3, 1000);
+        ic.remote_stream(&mut b, 0, 16384, 20_000);
+        assert_eq!(b.sys, 32768 - 1000);
+        assert_eq!(ic.wait_ns, 32768 - 21000);
+        // A local clear does not use the port.
+        let mut c = at(0, 1000);
+        ic.remote_stream(&mut c, 0, 16384, 5_000);
+        assert_eq!(c.sys, 5_000);
     }
 }

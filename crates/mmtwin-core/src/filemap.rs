@@ -261,6 +261,7 @@ impl Kernel {
         };
         self.create_empty_buffers(ctx, p);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
+        self.mm.cache.stream(ctx.cpu, bytes);
         let i = &mut self.fs.inodes[ino as usize];
         if i.size <= index {
             i.size = index + 1;
@@ -297,6 +298,7 @@ impl Kernel {
         }
         self.mm.pages.clear(p, PG_FAULTREF | crate::page::PG_RA_UNUSED | crate::page::PG_RA_HOLE);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
+        self.mm.cache.stream(ctx.cpu, bytes);
         let ps = self.page_size;
         let prev = self.fs.inodes[ino as usize].ra_prev_pos;
         if prev / ps != index || prev % ps != offset {

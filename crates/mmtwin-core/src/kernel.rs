@@ -71,6 +71,11 @@ pub struct KTask {
     pub zone_resume: Option<(usize, i32, [u64; 4], u64)>,
     /// A buffer head allocated ahead of the page it is for (buffer.rs).
     pub bh_reserve: u32,
+    /// The task's mm_struct cache lines (memory.rs `fault_mm_lines`), once it has faulted.
+    pub mm_line: Option<usize>,
+    /// Page faults since the task last synced its RSS counters into the mm
+    /// (SPLIT_RSS_COUNTING, 2.6.34 on).
+    pub rss_events: u32,
 }
 
 pub struct Kernel {
@@ -286,6 +291,8 @@ impl Kernel {
                 pending: 0,
                 zone_resume: None,
                 bh_reserve: crate::page::NIL,
+                mm_line: None,
+                rss_events: 0,
             });
         }
         self.kt[pid as usize].mems = mems;
@@ -393,7 +400,6 @@ impl Kernel {
             let Some((t, pid, cpu)) = self.sched.next_event(t_io.unwrap_or(u64::MAX)) else { continue };
             self.now = t;
             let mut ctx = self.ctx(pid, cpu, t);
-            self.mm.cache.enter(cpu);
             // A reclaimer's bios waiting for a request go first, whatever
             // path the task comes back on (get_request_wait cannot be left
             // without its request): refused again, it sleeps again.
@@ -788,6 +794,10 @@ impl Kernel {
             }),
         });
         result["sim"]["request_waits"] = request_waits;
+        result["sim"]["line_dirty_fetches"] = json!(self.mm.cache.dirty_fetches);
+        result["sim"]["line_invalidations"] = json!(self.mm.cache.invalidations);
+        result["sim"]["line_wait_s"] = json!((self.mm.cache.queue_ns / 1000) as f64 / 1e6);
+        result["sim"]["port_wait_s"] = json!((self.mm.ic.wait_ns / 1000) as f64 / 1e6);
         result["sim"]["request_list_peak"] = json!(request_list_peak);
         result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
         result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);

@@ -24,7 +24,7 @@ impl Kernel {
                     self.mm.mark_kernel(p);
                     self.mm.pages.owner[p as usize] = mm_id;
                     self.zs_add(zi, Zs::NrPagetable, 1);
-                    ctx.sys += self.clear_ns(node == self.mm.zones[zi].node);
+                    self.clear_page(ctx, self.mm.zones[zi].node);
                     self.kt[ctx.pid as usize].pte_ready = true;
                 }
                 r => return Err(r),
@@ -35,7 +35,7 @@ impl Kernel {
             AllocRes::Page(p, zi) => {
                 self.kt[ctx.pid as usize].pte_ready = false;
                 let pnode = self.mm.zones[zi].node;
-                ctx.sys += self.clear_ns(node == pnode);
+                self.clear_page(ctx, pnode);
                 self.mm.pages.flags[p as usize] = PG_SWAPBACKED | PG_ANON | PG_MAPPED | PG_YOUNG | PG_UPTODATE;
                 self.mm.pages.owner[p as usize] = mm_id;
                 self.mm.pages.index[p as usize] = vpage as u32;
@@ -43,6 +43,7 @@ impl Kernel {
                     pt[vpage as usize] = p;
                 }
                 self.zs_add(zi, Zs::NrAnonPages, 1);
+                self.mm.zone_stat_fold(ctx, zi, 1);
                 self.lru_cache_add(ctx, p, LRU_ACTIVE_ANON);
                 Ok(zi)
             }
@@ -50,10 +51,65 @@ impl Kernel {
         }
     }
 
-    /// clear_page: a stream of stores at the local or the interconnect's rate.
-    pub fn clear_ns(&self, local: bool) -> u64 {
+    /// The mm_struct cache lines a page fault writes: down_read and up_read
+    /// of mmap_sem (two atomic updates of its count, on the mm's first
+    /// line), and the RSS counters on the next line: 2.6.18 (split page
+    /// table locks) updated mm->_anon_rss atomically on every fault; from
+    /// 2.6.34 (SPLIT_RSS_COUNTING) a task counts in its task_struct and
+    /// adds into the mm every TASK_RSS_EVENTS_THRESH (64) faults. A process
+    /// that has not faulted before gets its mm's lines homed on the node it
+    /// runs on (where fork allocated its mm_struct); threads share theirs
+    /// (`share_mm_lines`).
+    pub fn fault_mm_lines(&mut self, ctx: &mut Ctx) {
+        let pid = ctx.pid as usize;
+        let base = match self.kt[pid].mm_line {
+            Some(b) => b,
+            None => {
+                let b = self.mm.cache.add_line(ctx.node);
+                self.mm.cache.add_line(ctx.node);
+                self.kt[pid].mm_line = Some(b);
+                b
+            }
+        };
+        self.mm.cache.write(ctx, base); // down_read(&mm->mmap_sem)
+        let rss = if self.era == Era::V2618 {
+            true
+        } else {
+            let t = &mut self.kt[pid];
+            t.rss_events += 1;
+            if t.rss_events >= 64 {
+                t.rss_events = 0;
+                true
+            } else {
+                false
+            }
+        };
+        if rss {
+            self.mm.cache.write(ctx, base + 1);
+        }
+        self.mm.cache.write(ctx, base); // up_read
+    }
+
+    /// Threads of one process: every task of `pids` uses one mm_struct,
+    /// homed on `node`.
+    pub fn share_mm_lines(&mut self, pids: &[u32], node: usize) {
+        let b = self.mm.cache.add_line(node);
+        self.mm.cache.add_line(node);
+        for &p in pids {
+            self.kt[p as usize].mm_line = Some(b);
+        }
+    }
+
+    /// clear_page: a stream of stores at the local or the interconnect's
+    /// rate; a page on another node also passes through that node's
+    /// interconnect port, shared with every other CPU clearing there
+    /// (cost.rs `Interconnect`).
+    pub fn clear_page(&mut self, ctx: &mut Ctx, page_node: usize) {
         let kib = self.page_size / 1024;
-        kib * if local { self.cost.clear_ns_per_kib } else { self.cost.clear_remote_ns_per_kib }
+        let local = page_node == ctx.node;
+        let own = kib * if local { self.cost.clear_ns_per_kib } else { self.cost.clear_remote_ns_per_kib };
+        self.mm.ic.remote_stream(ctx, page_node, self.page_size, own);
+        self.mm.cache.stream(ctx.cpu, self.page_size);
     }
 
     /// A write fault on a shared writable file mapping: filemap_fault (a

@@ -5,7 +5,7 @@
 //! build_zonelist_cache, setup_per_zone_pages_min / setup_per_zone_wmarks,
 //! setup_per_zone_lowmem_reserve, zone_batchsize, free_all_bootmem.
 
-use crate::cost::{CacheModel, Ctx};
+use crate::cost::{CacheModel, Ctx, Interconnect};
 use crate::page::{ListHead, Pages, NIL, PG_BUDDY, PG_KERNEL, PG_PCP, PG_RESERVED};
 use crate::spec::{Era, Spec, Zlc, ZONE_NAMES};
 use crate::vmstat::{Ev, VmStat, NR_LRU, NR_ZS};
@@ -256,7 +256,13 @@ pub struct Mm {
     pub zone_reclaim_mode: u32,
     pub min_free_kbytes: u64,
     pub cache: CacheModel,
+    /// The nodes' interconnect ports.
+    pub ic: Interconnect,
     pub pcp_line_base: usize,
+    /// The global vm_stat[] array's line (kernel data, on node 0).
+    pub line_vm_stat: usize,
+    /// Zoned counter updates of each (cpu, zone) since the last fold, cpu-major.
+    pub stat_events: Vec<u32>,
     pub census: Census,
     pub vm: VmStat,
     pub cost: crate::spec::CostSpec,
@@ -422,7 +428,9 @@ impl Mm {
             &mut line_home,
         );
 
-        let cache = CacheModel::new(line_home, ncpus, &m.distance, &m.cost);
+        let line_vm_stat = line_home.len();
+        line_home.push(0);
+        let cache = CacheModel::new(line_home, &cpu_node, &m.distance, &m.cost, m.cache_kib);
         let nblocks = (total_pages >> m.pageblock_order) + 1;
         let mut mm = Mm {
             era,
@@ -446,7 +454,10 @@ impl Mm {
             zone_reclaim_mode: k.zone_reclaim_mode.unwrap_or(if auto_zone_reclaim { 1 } else { 0 }),
             min_free_kbytes: 0,
             cache,
+            ic: Interconnect::new(m.distance.len(), m.link_mb_s),
             pcp_line_base,
+            line_vm_stat,
+            stat_events: vec![0; ncpus * nzones],
             census: Census::default(),
             vm: VmStat::default(),
             cost: m.cost,
@@ -774,6 +785,17 @@ impl Mm {
         ctx.sys += wait + hold;
     }
 
+    /// 2.6.18 kept the zone's free count in `zone->free_pages`, on the
+    /// line of the watermarks that every zonelist walk reads: each change
+    /// under zone->lock writes that line. Later eras keep NR_FREE_PAGES in
+    /// vm_stat, changed through per-cpu deltas (zone_stat_fold).
+    #[inline]
+    pub fn free_pages_line(&mut self, ctx: &mut Ctx, zi: usize) {
+        if self.era == Era::V2618 {
+            self.cache.write(ctx, self.zones[zi].line_base + ZL_WMARK);
+        }
+    }
+
     #[inline]
     pub fn struct_page_ns(&self, ctx: &Ctx, zi: usize) -> u64 {
         self.cost.buddy_page_ns * self.distance[ctx.node][self.zones[zi].node] as u64 / 10
@@ -785,7 +807,8 @@ impl Mm {
         let lock_line = self.zones[zi].line_base + ZL_LOCK;
         let pcp_idx = ctx.cpu * self.zones.len() + zi;
         let before = ctx.sys;
-        self.cache.touch(ctx, lock_line);
+        self.cache.write(ctx, lock_line);
+        self.free_pages_line(ctx, zi);
         let per_page = self.struct_page_ns(ctx, zi);
         let mut got = 0;
         for _ in 0..batch {
@@ -818,7 +841,7 @@ impl Mm {
         let mt = if self.era.has_migratetypes() { mt } else { 0 };
         if order == 0 && self.percpu_pagelists {
             let pcp_idx = ctx.cpu * self.zones.len() + zi;
-            self.cache.touch(ctx, self.pcp_line_base + pcp_idx);
+            self.cache.write(ctx, self.pcp_line_base + pcp_idx);
             if self.pcp[pcp_idx].lists[mt].is_empty() {
                 self.rmqueue_bulk(ctx, zi, mt);
             }
@@ -832,7 +855,8 @@ impl Mm {
         } else {
             let lock_line = self.zones[zi].line_base + ZL_LOCK;
             let before = ctx.sys;
-            self.cache.touch(ctx, lock_line);
+            self.cache.write(ctx, lock_line);
+            self.free_pages_line(ctx, zi);
             let r = self.rmqueue(zi, order, mt);
             if r.is_some() {
                 ctx.sys += self.struct_page_ns(ctx, zi);
@@ -861,7 +885,7 @@ impl Mm {
         self.pages.owner[pfn as usize] = NIL;
         if order == 0 && self.percpu_pagelists {
             let pcp_idx = ctx.cpu * self.zones.len() + zi;
-            self.cache.touch(ctx, self.pcp_line_base + pcp_idx);
+            self.cache.write(ctx, self.pcp_line_base + pcp_idx);
             self.pages.flags[pfn as usize] = PG_PCP;
             self.pages.mt[pfn as usize] = mt as u8;
             let pcp = &mut self.pcp[pcp_idx];
@@ -873,7 +897,8 @@ impl Mm {
             }
         } else {
             let before = ctx.sys;
-            self.cache.touch(ctx, self.zones[zi].line_base + ZL_LOCK);
+            self.cache.write(ctx, self.zones[zi].line_base + ZL_LOCK);
+            self.free_pages_line(ctx, zi);
             ctx.sys += self.struct_page_ns(ctx, zi);
             self.free_one_page(zi, pfn, order, mt);
             self.zone_locked(ctx, zi, before);
@@ -888,7 +913,8 @@ impl Mm {
     pub fn free_pcppages_bulk(&mut self, ctx: &mut Ctx, zi: usize, count: u32) {
         let pcp_idx = ctx.cpu * self.zones.len() + zi;
         let before = ctx.sys;
-        self.cache.touch(ctx, self.zones[zi].line_base + ZL_LOCK);
+        self.cache.write(ctx, self.zones[zi].line_base + ZL_LOCK);
+        self.free_pages_line(ctx, zi);
         let per_page = self.struct_page_ns(ctx, zi);
         let mut freed = 0;
         let mut mt = 0;
@@ -930,15 +956,15 @@ impl Mm {
     }
 
     /// Bytes of simulator state: page arrays, pageblock types, per-cpu
-    /// lists and vm_stat deltas, zonelists, the cache model's stamps.
+    /// lists and vm_stat deltas, zonelists, the cache model, the ports.
     pub fn state_bytes(&self) -> u64 {
         let pages = (self.pages.len() * Pages::BYTES_PER_PAGE) as u64;
         let blocks = self.pageblock_mt.len() as u64;
-        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>() + self.free_diff.len() * 4) as u64;
+        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>() + self.free_diff.len() * 4 + self.stat_events.len() * 4) as u64;
         let zl: u64 = self.zonelists.iter().map(|z| (z.zones.len() * 4) as u64 + 64).sum();
         let zlc: u64 = self.zlcs.iter().map(|z| (z.fullzones.len() * 8 + z.z_to_n.len() * 2) as u64 + 64).sum();
         let zones = (self.zones.len() * (std::mem::size_of::<Zone>() + self.max_order * (std::mem::size_of::<[ListHead; NR_MT]>() + 8))) as u64;
-        pages + blocks + pcp + zl + zlc + zones + self.cache.state_bytes()
+        pages + blocks + pcp + zl + zlc + zones + self.cache.state_bytes() + self.ic.state_bytes()
     }
 
     pub fn free_pages_total(&self) -> i64 {

@@ -77,7 +77,7 @@ impl Kernel {
             for i in 0..zl.zones.len() {
                 let zi = zl.zones[i] as usize;
                 let pos = zl.zlc_pos[i] as usize;
-                self.mm.cache.touch(ctx, zl.line_zones + i / zl.ptrs_per_line);
+                self.mm.cache.read(ctx, zl.line_zones + i / zl.ptrs_per_line);
                 if zlc_active {
                     if let Some(c) = zlc {
                         if !self.mm.zlc_worth_trying(ctx, c, pos, task) {
@@ -94,11 +94,11 @@ impl Kernel {
                 // Some(false) = mark full, None = go to the next zone.
                 let mut outcome = Some(true);
                 if aflags & af::CPUSET != 0 && !task.mems_allowed[node] {
-                    self.mm.cache.touch(ctx, self.mm.nodes[node].line_pgdat);
+                    self.mm.cache.read(ctx, self.mm.nodes[node].line_pgdat);
                     outcome = None;
                 } else if aflags & af::NO_WATERMARKS == 0 {
                     let mark = self.mm.mark_for(zi, aflags);
-                    self.mm.cache.touch(ctx, self.mm.zones[zi].line_base + ZL_WMARK);
+                    self.mm.cache.read(ctx, self.mm.zones[zi].line_base + ZL_WMARK);
                     self.mm.sim.zone_checks += 1;
                     if !self.mm.zone_watermark_ok(zi, order, mark, classzone, aflags) {
                         outcome = match (mode, era) {
@@ -181,7 +181,7 @@ impl Kernel {
     pub fn zone_reclaim(&mut self, ctx: &mut Ctx, zi: usize, g: u32, order: usize, task: &Task) -> ZoneReclaim {
         self.mm.sim.zone_reclaim_calls += 1;
         let stat_line = self.mm.zones[zi].line_base + ZL_STAT;
-        self.mm.cache.touch(ctx, stat_line);
+        self.mm.cache.read(ctx, stat_line);
         let z = &self.mm.zones[zi];
         let (min_unmapped, min_slab, unreclaimable, node) = (z.min_unmapped_pages, z.min_slab_pages, z.all_unreclaimable, z.node);
         if self.zone_pagecache_reclaimable(zi) <= min_unmapped && self.zone_slab_reclaimable(zi) <= min_slab {
@@ -197,7 +197,7 @@ impl Kernel {
             return ZoneReclaim::NoScan;
         }
         let pgdat_line = self.mm.nodes[node].line_pgdat;
-        self.mm.cache.touch(ctx, pgdat_line);
+        self.mm.cache.read(ctx, pgdat_line);
         if !self.mm.nodes[node].cpus.is_empty() && node != ctx.node {
             self.mm.sim.zone_reclaim_ret[2] += 1;
             return ZoneReclaim::NoScan;

@@ -134,6 +134,14 @@ pub struct MachineSpec {
     pub arch: Arch,
     pub page_size: u64,
     pub cache_line: u64,
+    /// Each CPU's cache in KiB, for the coherence model's evictions (the
+    /// last level's share of one CPU); 0: lines are never evicted.
+    #[serde(default)]
+    pub cache_kib: u64,
+    /// Each node's interconnect port, MB/s in each direction (cost.rs
+    /// `Interconnect`); 0: unlimited.
+    #[serde(default)]
+    pub link_mb_s: u64,
     pub hz: u64,
     #[serde(default = "default_max_order")]
     pub max_order: u32,
@@ -640,6 +648,16 @@ impl WorkloadSpec {
             WorkloadSpec::Mmapstream(w) => w.mems_allowed.as_ref(),
         }
     }
+    /// Processes that take page faults, at most (each has an mm_struct
+    /// whose lines the cache model keeps).
+    pub fn faulting_processes(&self) -> u64 {
+        match self {
+            WorkloadSpec::Memhog(_) => 1,
+            WorkloadSpec::Mmapstream(w) => w.threads as u64 + 2 * w.mixed_threads as u64,
+            WorkloadSpec::Fsmark(_) | WorkloadSpec::Largedd(_) => 0,
+        }
+    }
+
     pub fn needs_storage(&self) -> bool {
         !matches!(self, WorkloadSpec::Memhog(_))
     }
@@ -670,6 +688,12 @@ impl Spec {
                 "machine.cache_line",
                 format!("{} is not allowed; a power of two from 16 to 4096", m.cache_line),
             ));
+        }
+        if m.cache_kib > 1 << 30 {
+            return Err(SpecError::new("machine.cache_kib", format!("{} is not allowed; 0 (unbounded) to 1073741824 KiB", m.cache_kib)));
+        }
+        if m.link_mb_s > 10_000_000 {
+            return Err(SpecError::new("machine.link_mb_s", format!("{} is not allowed; 0 (unlimited) to 10000000 MB/s", m.link_mb_s)));
         }
         if !(1..=10000).contains(&m.hz) {
             return Err(SpecError::new("machine.hz", format!("{} is not allowed; 1 to 10000", m.hz)));
@@ -938,7 +962,8 @@ impl Spec {
     /// Upper bound of one snapshot's memory (docs/engine-api.md, "Snapshots"):
     /// 8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + cpus)) bytes.
     /// An upper bound on the cache lines the cache model tracks (mm.rs `Mm::boot`): four per zone,
-    /// one per node, one per CPU per zone (the per-cpu pagesets), and per node five zonelists of
+    /// one per node, the global vm_stat line, two per faulting process (its mm_struct), one per
+    /// CPU per zone (the per-cpu pagesets), and per node five zonelists of
     /// `cache_line / 8` zone pointers a line with as many zonelist caches (a bitmap line, a last-zap
     /// line and `cache_line / 2` zone-to-node entries a line), `zones` the populated zones.
     pub fn cache_lines_bound(&self) -> u64 {
@@ -948,12 +973,14 @@ impl Spec {
         let cpus = self.total_cpus() as u64;
         let zonelist = zones.div_ceil((m.cache_line / 8).max(1)).max(1);
         let zlc = 2 + zones.div_ceil((m.cache_line / 2).max(1)).max(1);
-        4 * zones + nodes + cpus * zones + 5 * nodes * (zonelist + zlc)
+        4 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * self.workload.faulting_processes()
     }
 
-    /// The cache model's bytes at most: a 4-byte stamp per CPU per line.
+    /// The cache model's bytes at most: per line its home, owner, sharer
+    /// set, a stream position per CPU and its recent transactions
+    /// (`CacheModel::bytes_per_line`).
     pub fn cache_model_bytes(&self) -> u64 {
-        4 * self.total_cpus() as u64 * self.cache_lines_bound()
+        crate::cost::CacheModel::bytes_per_line(self.total_cpus() as u64) * self.cache_lines_bound()
     }
 
     pub fn snapshot_bytes(&self) -> u64 {

@@ -51,7 +51,7 @@ impl Kernel {
             let p = self.pvec.pages[c][lru][i];
             let zi = self.mm.zone_of(p);
             if zi != locked {
-                self.mm.cache.touch(ctx, self.mm.zones[zi].line_base + crate::mm::ZL_LRU);
+                self.mm.cache.write(ctx, self.mm.zones[zi].line_base + crate::mm::ZL_LRU);
                 locked = zi;
             }
             let f = &mut self.mm.pages.flags[p as usize];
@@ -109,7 +109,7 @@ impl Kernel {
         let zi = self.mm.zone_of(p);
         let file = !self.mm.pages.test(p, PG_SWAPBACKED);
         let from = if file { LRU_INACTIVE_FILE } else { LRU_INACTIVE_ANON };
-        self.mm.cache.touch(ctx, self.mm.zones[zi].line_base + crate::mm::ZL_LRU);
+        self.mm.cache.write(ctx, self.mm.zones[zi].line_base + crate::mm::ZL_LRU);
         let z = &mut self.mm.zones[zi];
         self.mm.pages.unlink(&mut z.lru[from], p);
         self.mm.pages.push_front(&mut z.lru[from + 1], p);

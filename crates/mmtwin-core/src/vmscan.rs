@@ -1305,7 +1305,6 @@ mod tests {
     fn user_file(k: &mut Kernel) -> (Ctx, u32) {
         let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
         let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        k.mm.cache.enter(0);
         let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
         (ctx, ino)
     }
@@ -1315,7 +1314,6 @@ mod tests {
         let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
         let ks = k.sched.tasks.iter().position(|t| matches!(t.kind, TaskKind::Kswapd(_))).unwrap() as u32;
         let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        k.mm.cache.enter(0);
         let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
         let mut pages = Vec::new();
         for idx in 0..32 {

@@ -432,6 +432,24 @@ impl crate::mm::Mm {
         }
     }
 
+    /// `n` zoned counter updates (__inc_zone_state: NR_ANON_PAGES, the
+    /// NUMA_* items) on `ctx.cpu` for zone `zi`: they join the CPU's
+    /// vm_stat_diff and each item folds into the zone's vm_stat and the
+    /// global vm_stat once its delta passes stat_threshold: a store to the
+    /// zone's vm_stat line and one to the global array's line, every
+    /// stat_threshold updates (the items are counted together).
+    #[inline]
+    pub fn zone_stat_fold(&mut self, ctx: &mut crate::cost::Ctx, zi: usize, n: u32) {
+        let i = ctx.cpu * self.zones.len() + zi;
+        let threshold = self.zones[zi].stat_threshold.max(1) as u32;
+        self.stat_events[i] += n;
+        while self.stat_events[i] >= threshold {
+            self.stat_events[i] -= threshold;
+            self.cache.write(ctx, self.zones[zi].line_base + crate::mm::ZL_STAT);
+            self.cache.write(ctx, self.line_vm_stat);
+        }
+    }
+
     /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `cpu`: the
     /// delta joins the CPU's vm_stat_diff and reaches the zone's counter
     /// once the diff passes the threshold. The buddy lists (free_pages)

@@ -354,7 +354,6 @@ fn a_sequential_small_read_marks_a_page_accessed_once_per_pass() {
     let mut k = mmtwin_core::kernel::Kernel::boot(&parse(&spec.to_string()).unwrap()).unwrap();
     let pid = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
     let mut ctx = Ctx { cpu: 0, node: 0, pid, ..Default::default() };
-    k.mm.cache.enter(0);
     let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
     for idx in 0..2 {
         assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), PageOp::Done));

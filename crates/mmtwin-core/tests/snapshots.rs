@@ -115,8 +115,8 @@ fn buddy_counts_are_consistent_at_every_snapshot() {
 
 #[test]
 fn periodic_snapshots_are_capped_and_thinned() {
-    let m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 16384}]), 0);
-    let r = run(&spec(m, "3.0", 12000, 1, json!({"every_ms": 1, "max_periodic": 5})));
+    let m = machine(1, 1, json!([{"name": "NORMAL", "present_pages": 32768}]), 0);
+    let r = run(&spec(m, "3.0", 24000, 1, json!({"every_ms": 1, "max_periodic": 5})));
     let elapsed_ms = r["times"]["elapsed_s"].as_f64().unwrap() * 1000.0;
     assert!(elapsed_ms > 20.0, "the run is long enough to thin: {elapsed_ms} ms");
     let periodic: Vec<u64> = r["snapshots"].as_array().unwrap().iter().filter(|s| s["kind"] == "periodic").map(|s| u(&s["t_ns"])).collect();

@@ -96,6 +96,11 @@ impl Memhog {
         }
         // mm 0's page table: a pte per virtual page.
         k.anon_mm = vec![vec![crate::page::NIL; total as usize]];
+        // One mm_struct for the process, allocated where it was exec'd.
+        let mut pids: Vec<u32> = threads.iter().map(|t: &HogThread| t.pid).collect();
+        pids.extend(parent);
+        let mm_node = k.mm.cpu_node[plan.parent_cpu.unwrap_or_else(|| threads.first().map_or(0, |t| t.cpu))];
+        k.share_mm_lines(&pids, mm_node);
         Memhog {
             by_pid: super::PidIndex::new(threads.iter().map(|t| t.pid)),
             threads,
@@ -193,6 +198,7 @@ impl Memhog {
             }
             if !k.kt[pid as usize].in_fault {
                 ctx.sys += k.cost.fault_ns;
+                k.fault_mm_lines(ctx);
                 k.mm.vm.inc(Ev::Pgfault);
                 k.faults += 1;
             }
@@ -219,6 +225,7 @@ impl Memhog {
         }
         if k.kt[pid as usize].slow.stage == crate::page_alloc::Stage::Fresh {
             ctx.sys += k.cost.fault_ns;
+            k.fault_mm_lines(ctx);
             k.mm.vm.inc(Ev::Pgfault);
             k.faults += 1;
         }

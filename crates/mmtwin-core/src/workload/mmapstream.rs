@@ -77,6 +77,7 @@ const EXIT_BATCH: u64 = 4096;
 /// A page fault taken: its entry and exit cost, and pgfault.
 fn count_fault(k: &mut Kernel, ctx: &mut Ctx) {
     ctx.sys += k.cost.fault_ns;
+    k.fault_mm_lines(ctx);
     k.mm.vm.inc(Ev::Pgfault);
     k.faults += 1;
 }
