@@ -44,6 +44,8 @@ impl Ctx {
 
 /// No CPU: a line nobody holds modified.
 pub const NO_CPU: u16 = u16::MAX;
+/// `seen` of a CPU that holds no copy of the line.
+const NOT_HELD: u64 = u64::MAX;
 
 /// The coherence state of the kernel's metadata cache lines, as a
 /// directory protocol keeps it (SGI's SN2 hub, or a snooping x86 socket:
@@ -85,7 +87,7 @@ pub struct CacheModel {
     owner: Vec<u16>,
     sharers: Vec<u64>,
     /// seen[line * ncpus + cpu]: the CPU's stream position at its last
-    /// touch of the line.
+    /// touch of the line, or NOT_HELD once a write elsewhere invalidated its copy.
     seen: Vec<u64>,
     /// Per line: its recent transactions at the home.
     busy: Vec<LockHolds>,
@@ -153,7 +155,7 @@ impl CacheModel {
         self.home.push(node as u16);
         self.owner.push(NO_CPU);
         self.sharers.extend(std::iter::repeat_n(0, self.words));
-        self.seen.extend(std::iter::repeat_n(0, self.ncpus));
+        self.seen.extend(std::iter::repeat_n(NOT_HELD, self.ncpus));
         self.busy.push(LockHolds::default());
         self.home.len() - 1
     }
@@ -167,8 +169,10 @@ impl CacheModel {
     /// Does `cpu` hold a copy of `line`?
     #[inline]
     fn holds(&self, line: usize, cpu: usize) -> bool {
-        self.sharers[line * self.words + cpu / 64] & (1u64 << (cpu % 64)) != 0
-            && self.stream[cpu] - self.seen[line * self.ncpus + cpu] <= self.capacity
+        // `seen` is NOT_HELD unless the CPU is among the sharers (the bit
+        // set is kept for walking the sharers on a write).
+        let v = self.seen[line * self.ncpus + cpu];
+        v != NOT_HELD && self.stream[cpu] - v <= self.capacity
     }
 
     #[inline]
@@ -226,7 +230,12 @@ impl CacheModel {
                 while bits != 0 {
                     let s = w * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    if s == c || !self.holds(line, s) {
+                    if s == c {
+                        continue;
+                    }
+                    let valid = self.holds(line, s);
+                    self.seen[line * self.ncpus + s] = NOT_HELD;
+                    if !valid {
                         continue;
                     }
                     self.invalidations += 1;

@@ -92,19 +92,20 @@ impl LockHolds {
             }
         }
         // A slot that is free or ended before `now`; else the hold that
-        // starts last, if it starts after this one.
+        // starts last (the later slot of equals), if it starts after this one.
         let mut victim = None;
+        let mut last = 0;
         for i in 0..LOCK_HOLDS {
             if self.end[i] <= now {
                 victim = Some(i);
                 break;
             }
-        }
-        if victim.is_none() {
-            let last = (0..LOCK_HOLDS).max_by_key(|&i| (self.start[i], i)).unwrap_or(0);
-            if self.start[last] > s {
-                victim = Some(last);
+            if self.start[i] >= self.start[last] {
+                last = i;
             }
+        }
+        if victim.is_none() && self.start[last] > s {
+            victim = Some(last);
         }
         if let Some(v) = victim {
             self.start[v] = s;

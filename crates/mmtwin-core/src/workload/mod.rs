@@ -13,21 +13,23 @@ use crate::sched::{Next, Pid, TaskKind};
 use crate::spec::{Spec, SpecError, WorkloadSpec};
 use serde_json::Value;
 
+/// Each workload is boxed: a step moves the enum out of the kernel and back
+/// (`workload_step`), which should cost two pointers, not the state.
 pub enum Workload {
     None,
-    Memhog(memhog::Memhog),
-    Fsmark(fsmark::Fsmark),
-    Largedd(largedd::Largedd),
-    Mmapstream(mmapstream::Mmapstream),
+    Memhog(Box<memhog::Memhog>),
+    Fsmark(Box<fsmark::Fsmark>),
+    Largedd(Box<largedd::Largedd>),
+    Mmapstream(Box<mmapstream::Mmapstream>),
 }
 
 impl Workload {
     pub fn start(k: &mut Kernel, spec: &Spec) -> Result<Workload, SpecError> {
         Ok(match &spec.workload {
-            WorkloadSpec::Memhog(w) => Workload::Memhog(memhog::Memhog::start(k, w)),
-            WorkloadSpec::Fsmark(w) => Workload::Fsmark(fsmark::Fsmark::start(k, w)),
-            WorkloadSpec::Largedd(w) => Workload::Largedd(largedd::Largedd::start(k, w)),
-            WorkloadSpec::Mmapstream(w) => Workload::Mmapstream(mmapstream::Mmapstream::start(k, w)),
+            WorkloadSpec::Memhog(w) => Workload::Memhog(Box::new(memhog::Memhog::start(k, w))),
+            WorkloadSpec::Fsmark(w) => Workload::Fsmark(Box::new(fsmark::Fsmark::start(k, w))),
+            WorkloadSpec::Largedd(w) => Workload::Largedd(Box::new(largedd::Largedd::start(k, w))),
+            WorkloadSpec::Mmapstream(w) => Workload::Mmapstream(Box::new(mmapstream::Mmapstream::start(k, w))),
         })
     }
 
