@@ -31,10 +31,19 @@ impl Kernel {
 
     /// wait_iff_congested: sleep as congestion_wait only if some backing
     /// device is write-congested and the zone was marked ZONE_CONGESTED;
-    /// otherwise return at once (None), after cond_resched.
-    pub fn wait_iff_congested(&mut self, ctx: &mut Ctx, zi: usize, timeout: u64) -> Option<Next> {
+    /// otherwise cond_resched(): the task gives its CPU up when its time is
+    /// up (it has run STEP_QUANTUM_NS in this step), or always when
+    /// `yields` (the allocator's retry, which lets kswapd and the flusher
+    /// run), and returns at once otherwise (None). As in 3.0, the
+    /// tracepoint's usec_delayed counts the jiffies until the call returns,
+    /// so a task that gave its CPU up reports how long it waited to run again.
+    pub fn wait_iff_congested(&mut self, ctx: &mut Ctx, zi: usize, timeout: u64, yields: bool) -> Option<Next> {
         let now = ctx.clock();
         if !self.blk.any_congested(Dir::Write) || !self.mm.zones[zi].congested {
+            if yields || ctx.sys + ctx.user >= crate::sched::STEP_QUANTUM_NS {
+                self.pending_wait(ctx.pid, true, now, timeout);
+                return Some(Next::Run);
+            }
             if self.trace.on(Tp::WritebackWaitIffCongested) {
                 let usec_timeout = self.jiffies_to_usecs(self.timeout_jiffies(timeout));
                 self.emit(ctx, &TraceRec::WaitIffCongested { usec_timeout, usec_delayed: 0 });

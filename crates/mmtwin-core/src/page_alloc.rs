@@ -357,7 +357,7 @@ impl Kernel {
                     }
                     sp.stage = Stage::Rebalance;
                     let first = self.mm.zonelists[zl_idx].zones[0] as usize;
-                    let next = self.wait_iff_congested(ctx, first, self.jiffies_ns(self.hz / 50)).unwrap_or(Next::Run);
+                    let next = self.wait_iff_congested(ctx, first, self.jiffies_ns(self.hz / 50), true).unwrap_or(Next::Run);
                     // Not congested: wait_iff_congested only does cond_resched(),
                     // which lets kswapd and the flusher run before the retry.
                     self.kt[pid].slow = sp;

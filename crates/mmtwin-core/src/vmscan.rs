@@ -509,7 +509,7 @@ impl Kernel {
         }
         let first = *zones.first()?;
         let timeout = self.jiffies_ns(self.hz / 10);
-        self.wait_iff_congested(ctx, first, timeout)
+        self.wait_iff_congested(ctx, first, timeout, false)
     }
 
     /// The throttle patch 6 asked for in shrink_inactive_list, taken at the
@@ -520,7 +520,7 @@ impl Kernel {
         }
         let zi = self.kt[ctx.pid as usize].throttle.take()?;
         let timeout = self.jiffies_ns(self.hz / 10);
-        self.wait_iff_congested(ctx, zi, timeout)
+        self.wait_iff_congested(ctx, zi, timeout, false)
     }
 
     /// get_request_wait for the writes of this reclaimer that a request
@@ -1307,6 +1307,26 @@ mod tests {
         let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
         let ino = k.sys_creat(&mut ctx, 0).ok().unwrap();
         (ctx, ino)
+    }
+
+    #[test]
+    fn an_uncongested_wait_iff_congested_counts_the_cpu_given_up() {
+        // Nothing is congested: wait_iff_congested is cond_resched(). A task
+        // early in its step goes on at once and reports no delay; one whose
+        // time is up, or the allocator's retry, gives its CPU up, and the
+        // wait (reported when it runs again) lasts until then.
+        let mut k = boot(0);
+        let (mut ctx, _) = user_file(&mut k);
+        let pid = ctx.pid as usize;
+        assert!(k.wait_iff_congested(&mut ctx, 0, k.jiffies_ns(25), false).is_none());
+        assert!(!k.kt[pid].wait.active);
+        let r = k.wait_iff_congested(&mut ctx, 0, k.jiffies_ns(5), true);
+        assert!(matches!(r, Some(Next::Run)));
+        assert!(k.kt[pid].wait.active && k.kt[pid].wait.iff && k.kt[pid].wait.start == ctx.clock());
+        k.kt[pid].wait.active = false;
+        ctx.sys += crate::sched::STEP_QUANTUM_NS;
+        assert!(matches!(k.wait_iff_congested(&mut ctx, 0, k.jiffies_ns(25), false), Some(Next::Run)));
+        assert!(k.kt[pid].wait.active);
     }
 
     fn reclaim_dirty(patches: u32, by_kswapd: bool, prio: i32) -> (i64, i64, usize, bool) {
