@@ -400,12 +400,13 @@ def test_reproduce_zonelist_cache_at_reduced_scale(tmp_path: Path) -> None:
     assert data["scale"] == 0.05 and len(data["cells"]) == 16
     assert (proc.returncode == 0) == data["held"]
     claims = {c["id"]: c for c in data["claims"]}
-    # Directions: the cache lowers sys (C2) where off-node scanning is heavy (90 GB spills whatever
-    # the placement; at 38-64 GB with 2.6.18's fork balancing the threads spread one to a node and
-    # spill little). Real time (C3) no longer falls with the coherent cache model: a full zone's
-    # lines stay cached while nobody writes them, so skipping them saves little (docs/calibration.md).
-    c2 = {(r["size_gb"], r["threads"]): r["value"] for r in claims["C2"]["simulated"]}
-    assert c2[(90, 19)] > 0 and c2[(90, 37)] > 0, claims["C2"]
+    # What the model predicts where the seed saw the cache save 5-14% (C2, C3): nothing material.
+    # As in 2.6.18, nothing writes a full zone's lines once nobody allocates from it, so every
+    # walker keeps them cached and skipping them saves a few cache hits (docs/calibration.md says
+    # what the real runs must have had that the model lacks).
+    for cid in ("C2", "C3"):
+        assert not claims[cid]["held"], claims[cid]
+        assert all(abs(r["value"]) < 1.0 for r in claims[cid]["simulated"]), claims[cid]
     # ... and changes nothing material where it cannot matter.
     for cid in ("C1", "C6"):
         assert claims[cid]["held"], claims[cid]

@@ -46,8 +46,8 @@ def test_reproduce_reclaim_writeback_at_quarter_scale() -> None:
     in one line. R1 (Files/s up in 4 of 5 configurations) holds at 3/4
     scale but not here (3 of 5 since NR_FREE_PAGES drifts as in 3.0) nor at
     published scale (3 of 5 since the coherent cache model); the micro
-    benchmark's claims (R7-R9) are not asserted (R7 holds at 3/4 and full
-    scale, R8 and R9 do not; docs/calibration.md), and some of its runs end
+    benchmark's claims (R7-R9) are not asserted (R7 turns on a few percent
+    and has gone both ways, R8 and R9 fail; docs/calibration.md), and some of its runs end
     in OOM at this scale, so the verdict is no (exit 1)."""
     proc = run_cli("reproduce", "reclaim-writeback", "--scale", "0.25", "--json", "--jobs", "2")
     assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr

@@ -500,7 +500,7 @@ def faulting_processes(wspec: dict[str, Any]) -> int:
 
 
 def cache_lines_bound(mspec: dict[str, Any], processes: int = 0) -> int:
-    """The engine's upper bound on the cache lines it tracks (spec.rs ``Spec::cache_lines_bound``): four per
+    """The engine's upper bound on the cache lines it tracks (spec.rs ``Spec::cache_lines_bound``): five per
     populated zone, one per node, the global vm_stat line, one per CPU per zone, per node five zonelists and
     their caches, and two per faulting process (its mm_struct)."""
     zones = sum(1 for n in mspec["nodes"] for z in n["zones"] if z["present_pages"] > 0)
@@ -509,7 +509,7 @@ def cache_lines_bound(mspec: dict[str, Any], processes: int = 0) -> int:
     line = mspec["cache_line"]
     zonelist = max(1, -(-zones // max(1, line // 8)))
     zlc = 2 + max(1, -(-zones // max(1, line // 2)))
-    return 4 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * processes
+    return 5 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * processes
 
 
 def cache_line_bytes(cpus: int) -> int:

@@ -212,8 +212,8 @@ impl Mm {
     }
 
     /// zone_statistics: NUMA hit/miss/foreign/local/other and pgalloc.
-    /// The NUMA items are zoned counters (2.6.18 on): two updates on the
-    /// zone allocated from, a third (NUMA_FOREIGN) on the preferred zone.
+    /// The NUMA items are zoned counters (2.6.18 on), with per-cpu deltas
+    /// (vmstat.rs `zone_stat_fold`).
     pub fn zone_statistics(&mut self, ctx: &mut Ctx, preferred: usize, zi: usize, order: usize) {
         let n = 1u64 << order;
         let zt = self.zones[zi].zt;
@@ -231,9 +231,9 @@ impl Mm {
         } else {
             self.zones[zi].numa[4] += 1;
         }
-        self.zone_stat_fold(ctx, zi, 2);
+        self.zone_stat_fold(ctx, zi, crate::vmstat::StatItem::Numa);
         if znode != self.zones[preferred].node {
-            self.zone_stat_fold(ctx, preferred, 1);
+            self.zone_stat_fold(ctx, preferred, crate::vmstat::StatItem::NumaForeign);
         }
     }
 }

@@ -68,6 +68,7 @@ impl Mm {
     /// LRU lists, kernel and reserved pages. Returns which pages were seen.
     pub fn check_full_seen(&self) -> Result<Vec<bool>, String> {
         self.check_cheap()?;
+        self.cache.check()?;
         let n = self.pages.len();
         // Which pages are covered by a free block or seen on a list.
         let mut seen = vec![false; n];

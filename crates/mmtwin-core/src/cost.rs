@@ -112,8 +112,10 @@ pub struct CacheModel {
 }
 
 impl CacheModel {
-    /// `home` gives each line's node; `cache_kib` each CPU's cache (0: unbounded).
-    pub fn new(home: Vec<u16>, cpu_node: &[usize], distance: &[Vec<u32>], cost: &CostSpec, cache_kib: u64) -> Self {
+    /// `home` gives each line's node; `cache_kib` each CPU's cache (0:
+    /// unbounded); room is made at once for `more` lines added later
+    /// (`add_line`), so the state never grows past its bound.
+    pub fn new(home: Vec<u16>, cpu_node: &[usize], distance: &[Vec<u32>], cost: &CostSpec, cache_kib: u64, more: usize) -> Self {
         let nodes = distance.len();
         let mut lat = vec![0u64; nodes * nodes];
         for a in 0..nodes {
@@ -143,6 +145,12 @@ impl CacheModel {
             invalidations: 0,
             queue_ns: 0,
         };
+        let n = home.len() + more;
+        c.home.reserve_exact(n);
+        c.owner.reserve_exact(n);
+        c.sharers.reserve_exact(n * words);
+        c.seen.reserve_exact(n * ncpus);
+        c.busy.reserve_exact(n);
         for h in home {
             c.add_line(h as usize);
         }
@@ -264,8 +272,9 @@ impl CacheModel {
         ctx.sys += wait + cost;
     }
 
-    /// Check the states agree (an owner holds its line) and return the
-    /// number of lines, for the engine's checks.
+    /// Check the states agree (an owner is among its line's sharers; a CPU
+    /// that is not a sharer has no stream position for the line) and
+    /// return the number of lines; run by the engine's full checks.
     pub fn check(&self) -> Result<usize, String> {
         for line in 0..self.home.len() {
             let o = self.owner[line];
@@ -275,12 +284,19 @@ impl CacheModel {
                     return Err(format!("cache line {line}: owner CPU {o} is not among its sharers"));
                 }
             }
+            for c in 0..self.ncpus {
+                let sharer = self.sharers[line * self.words + c / 64] & (1u64 << (c % 64)) != 0;
+                if !sharer && self.seen[line * self.ncpus + c] != NOT_HELD {
+                    return Err(format!("cache line {line}: CPU {c} is no sharer but has a stream position"));
+                }
+            }
         }
         Ok(self.home.len())
     }
 
     pub fn state_bytes(&self) -> u64 {
-        (self.home.len() * 4 + self.sharers.len() * 8 + self.seen.len() * 8 + self.busy.len() * std::mem::size_of::<LockHolds>()) as u64
+        (self.home.capacity() * 2 + self.owner.capacity() * 2 + self.sharers.capacity() * 8 + self.seen.capacity() * 8) as u64
+            + (self.busy.capacity() * std::mem::size_of::<LockHolds>()) as u64
             + (self.stream.len() * 8 + self.lat.len() * 8 + self.cpu_node.len() * 2) as u64
     }
 
@@ -306,25 +322,25 @@ impl CacheModel {
 pub struct Interconnect {
     /// Per node: the port's recent transfers, as simulated-time intervals.
     port: Vec<LockHolds>,
-    /// Picoseconds a byte takes through a port (0: unlimited).
-    ps_per_byte: u64,
+    /// The port's rate in MB/s (0: unlimited).
+    mb_s: u64,
     /// Time CPUs spent waiting for a port beyond their own stream (ns).
     pub wait_ns: u64,
 }
 
 impl Interconnect {
     pub fn new(nodes: usize, link_mb_s: u64) -> Interconnect {
-        Interconnect { port: vec![LockHolds::default(); nodes], ps_per_byte: if link_mb_s == 0 { 0 } else { 1_000_000 / link_mb_s }, wait_ns: 0 }
+        Interconnect { port: vec![LockHolds::default(); nodes], mb_s: link_mb_s, wait_ns: 0 }
     }
 
     /// `bytes` streamed by `ctx.cpu` to memory on node `home`, which its
     /// CPU alone takes `own_ns` to do; charges ctx.sys.
     pub fn remote_stream(&mut self, ctx: &mut Ctx, home: usize, bytes: u64, own_ns: u64) {
-        if self.ps_per_byte == 0 || home == ctx.node {
+        if self.mb_s == 0 || home == ctx.node {
             ctx.sys += own_ns;
             return;
         }
-        let d = bytes * self.ps_per_byte / 1000;
+        let d = (bytes * 1000).div_ceil(self.mb_s);
         let t = ctx.clock();
         let s = self.port[home].acquire(ctx.now, t, d);
         let done = (t + own_ns).max(s + d);
@@ -346,7 +362,7 @@ mod tests {
         let cost: CostSpec = serde_json::from_value(serde_json::json!({
             "fault_ns": 0, "clear_ns_per_kib": 0, "clear_remote_ns_per_kib": 0, "line_miss_ns": 100,
             "line_hit_ns": 1, "buddy_page_ns": 0, "user_store_ns": 0})).unwrap();
-        CacheModel::new(vec![0, 1], &[0, 0, 1, 1], &[vec![10, 20], vec![20, 10]], &cost, cache_kib)
+        CacheModel::new(vec![0, 1], &[0, 0, 1, 1], &[vec![10, 20], vec![20, 10]], &cost, cache_kib, 0)
     }
 
     fn at(cpu: usize, now: u64) -> Ctx {

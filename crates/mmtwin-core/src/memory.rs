@@ -43,7 +43,7 @@ impl Kernel {
                     pt[vpage as usize] = p;
                 }
                 self.zs_add(zi, Zs::NrAnonPages, 1);
-                self.mm.zone_stat_fold(ctx, zi, 1);
+                self.mm.zone_stat_fold(ctx, zi, crate::vmstat::StatItem::AnonPages);
                 self.lru_cache_add(ctx, p, LRU_ACTIVE_ANON);
                 Ok(zi)
             }
@@ -56,7 +56,8 @@ impl Kernel {
     /// line), and the RSS counters on the next line: 2.6.18 (split page
     /// table locks) updated mm->_anon_rss atomically on every fault; from
     /// 2.6.34 (SPLIT_RSS_COUNTING) a task counts in its task_struct and
-    /// adds into the mm every TASK_RSS_EVENTS_THRESH (64) faults. A process
+    /// adds into the mm once its count passes TASK_RSS_EVENTS_THRESH (64),
+    /// every 66 faults. A process
     /// that has not faulted before gets its mm's lines homed on the node it
     /// runs on (where fork allocated its mm_struct); threads share theirs
     /// (`share_mm_lines`).
@@ -76,8 +77,10 @@ impl Kernel {
             true
         } else {
             let t = &mut self.kt[pid];
+            // check_sync_rss_stat: `events++ > TASK_RSS_EVENTS_THRESH` (64),
+            // so the 66th fault syncs.
             t.rss_events += 1;
-            if t.rss_events >= 64 {
+            if t.rss_events >= 66 {
                 t.rss_events = 0;
                 true
             } else {
@@ -258,7 +261,13 @@ impl Kernel {
                         }
                         self.mm.census.held -= 1;
                         self.mm.pages.flags[pfn] = 0;
-                        ctx.sys += self.cost.line_miss_ns; // zap_pte_range: the pte and struct page
+                        // zap_pte_range: the page's struct page (page_remove_rmap's
+                        // atomic on _mapcount), a miss at the page's node's latency;
+                        // release_pages then takes the zone's lru_lock (a batch per
+                        // zone: a hit while the zone stays the same).
+                        let pnode = self.mm.zones[zi].node;
+                        ctx.sys += self.cost.line_miss_ns * self.mm.distance[ctx.node][pnode] as u64 / 10;
+                        self.mm.cache.write(ctx, self.mm.zones[zi].line_base + crate::mm::ZL_LRU);
                         self.mm.free_pages(ctx, p, 0);
                         freed += 1;
                     }

@@ -30,12 +30,14 @@ const FALLBACKS: [[usize; 2]; NR_MT] = [
 
 pub const PAGEVEC_SIZE: usize = 14;
 
-// Cache lines of a zone, by purpose.
-pub const ZL_WMARK: usize = 0; // free_pages, pages_min/low/high, lowmem_reserve
-pub const ZL_STAT: usize = 1; // vm_stat (read by zone_reclaim)
+// Cache lines of a zone, by purpose (Mm::stat_line says which holds what
+// zone_reclaim's gate and, in 3.x, zone_watermark_ok read).
+pub const ZL_WMARK: usize = 0; // free_pages (2.6.18), the watermarks, lowmem_reserve
+pub const ZL_STAT: usize = 1; // 3.x: the first vm_stat items (NR_FREE_PAGES, the LRU and page-cache counts)
 pub const ZL_LOCK: usize = 2; // zone->lock and free_area heads
-pub const ZL_LRU: usize = 3; // zone->lru_lock and LRU heads
-pub const LINES_PER_ZONE: usize = 4;
+pub const ZL_LRU: usize = 3; // lru_lock, LRU heads, pages_scanned; 2.6.18: also vm_stat[0..4]
+pub const ZL_NUMA: usize = 4; // the NUMA_* vm_stat items (no walker reads them)
+pub const LINES_PER_ZONE: usize = 5;
 
 /// How many pending holds of a lock are remembered.
 pub const LOCK_HOLDS: usize = 8;
@@ -262,8 +264,8 @@ pub struct Mm {
     pub pcp_line_base: usize,
     /// The global vm_stat[] array's line (kernel data, on node 0).
     pub line_vm_stat: usize,
-    /// Zoned counter updates of each (cpu, zone) since the last fold, cpu-major.
-    pub stat_events: Vec<u32>,
+    /// vm_stat_diff of each (cpu, zone, StatItem), cpu-major (zone_stat_fold).
+    pub stat_diff: Vec<i32>,
     pub census: Census,
     pub vm: VmStat,
     pub cost: crate::spec::CostSpec,
@@ -431,7 +433,9 @@ impl Mm {
 
         let line_vm_stat = line_home.len();
         line_home.push(0);
-        let cache = CacheModel::new(line_home, &cpu_node, &m.distance, &m.cost, m.cache_kib);
+        // Two more lines per process that faults (its mm_struct, memory.rs).
+        let more = 2 * spec.workload.faulting_processes() as usize;
+        let cache = CacheModel::new(line_home, &cpu_node, &m.distance, &m.cost, m.cache_kib, more);
         let nblocks = (total_pages >> m.pageblock_order) + 1;
         let mut mm = Mm {
             era,
@@ -458,7 +462,7 @@ impl Mm {
             ic: Interconnect::new(m.distance.len(), m.link_mb_s),
             pcp_line_base,
             line_vm_stat,
-            stat_events: vec![0; ncpus * nzones],
+            stat_diff: vec![0; ncpus * nzones * crate::vmstat::NR_STAT_ITEMS],
             census: Census::default(),
             vm: VmStat::default(),
             cost: m.cost,
@@ -786,14 +790,33 @@ impl Mm {
         ctx.sys += wait + hold;
     }
 
-    /// 2.6.18 kept the zone's free count in `zone->free_pages`, on the
-    /// line of the watermarks that every zonelist walk reads: each change
-    /// under zone->lock writes that line. Later eras keep NR_FREE_PAGES in
-    /// vm_stat, changed through per-cpu deltas (zone_stat_fold).
+    /// The line of a zone's vm_stat items that zone_reclaim's gate reads
+    /// (NR_FILE_PAGES, NR_FILE_MAPPED; in 3.x also NR_FREE_PAGES, which
+    /// zone_watermark_ok reads): 2.6.18's struct zone has vm_stat[0..4]
+    /// on the line of lru_lock, the LRU heads and pages_scanned.
     #[inline]
-    pub fn free_pages_line(&mut self, ctx: &mut Ctx, zi: usize) {
+    pub fn stat_line(&self, zi: usize) -> usize {
+        self.zones[zi].line_base + if self.era == Era::V2618 { ZL_LRU } else { ZL_STAT }
+    }
+
+    /// A change of the zone's free count under zone->lock. 2.6.18 kept it
+    /// in `zone->free_pages`, on the line of the watermarks that every
+    /// zonelist walk reads: each change writes that line. 3.x keeps
+    /// NR_FREE_PAGES in vm_stat through per-cpu deltas, whose folds write
+    /// the vm_stat line (vmstat.rs `mod_zone_free_state`); where the engine
+    /// does not model those deltas (4.11, 6.1) each change writes it. The
+    /// free paths also clear pages_scanned and all_unreclaimable, on the
+    /// LRU line (`cleared`).
+    #[inline]
+    pub fn free_pages_line(&mut self, ctx: &mut Ctx, zi: usize, cleared: bool) {
         if self.era == Era::V2618 {
             self.cache.write(ctx, self.zones[zi].line_base + ZL_WMARK);
+        } else if !self.vmstat_drift {
+            let l = self.stat_line(zi);
+            self.cache.write(ctx, l);
+        }
+        if cleared {
+            self.cache.write(ctx, self.zones[zi].line_base + ZL_LRU);
         }
     }
 
@@ -809,7 +832,7 @@ impl Mm {
         let pcp_idx = ctx.cpu * self.zones.len() + zi;
         let before = ctx.sys;
         self.cache.write(ctx, lock_line);
-        self.free_pages_line(ctx, zi);
+        self.free_pages_line(ctx, zi, false);
         let per_page = self.struct_page_ns(ctx, zi);
         let mut got = 0;
         for _ in 0..batch {
@@ -831,7 +854,7 @@ impl Mm {
         }
         ctx.sys += per_page * got as u64;
         self.zone_locked(ctx, zi, before);
-        self.mod_zone_free_state(ctx.cpu, zi, -(got as i64));
+        self.mod_zone_free_state(ctx, zi, -(got as i64));
         self.sim.rmqueue_bulk += 1;
         got
     }
@@ -857,7 +880,7 @@ impl Mm {
             let lock_line = self.zones[zi].line_base + ZL_LOCK;
             let before = ctx.sys;
             self.cache.write(ctx, lock_line);
-            self.free_pages_line(ctx, zi);
+            self.free_pages_line(ctx, zi, false);
             let r = self.rmqueue(zi, order, mt);
             if r.is_some() {
                 ctx.sys += self.struct_page_ns(ctx, zi);
@@ -866,7 +889,7 @@ impl Mm {
             self.zone_locked(ctx, zi, before);
             if let Some(p) = r {
                 self.pages.flags[p as usize] = 0;
-                self.mod_zone_free_state(ctx.cpu, zi, -(1i64 << order));
+                self.mod_zone_free_state(ctx, zi, -(1i64 << order));
             }
             r
         }
@@ -899,11 +922,11 @@ impl Mm {
         } else {
             let before = ctx.sys;
             self.cache.write(ctx, self.zones[zi].line_base + ZL_LOCK);
-            self.free_pages_line(ctx, zi);
+            self.free_pages_line(ctx, zi, true);
             ctx.sys += self.struct_page_ns(ctx, zi);
             self.free_one_page(zi, pfn, order, mt);
             self.zone_locked(ctx, zi, before);
-            self.mod_zone_free_state(ctx.cpu, zi, 1i64 << order);
+            self.mod_zone_free_state(ctx, zi, 1i64 << order);
             self.zones[zi].all_unreclaimable = false;
             self.zones[zi].pages_scanned = 0;
         }
@@ -915,7 +938,7 @@ impl Mm {
         let pcp_idx = ctx.cpu * self.zones.len() + zi;
         let before = ctx.sys;
         self.cache.write(ctx, self.zones[zi].line_base + ZL_LOCK);
-        self.free_pages_line(ctx, zi);
+        self.free_pages_line(ctx, zi, true);
         let per_page = self.struct_page_ns(ctx, zi);
         let mut freed = 0;
         let mut mt = 0;
@@ -937,7 +960,7 @@ impl Mm {
         }
         ctx.sys += per_page * freed as u64;
         self.zone_locked(ctx, zi, before);
-        self.mod_zone_free_state(ctx.cpu, zi, freed as i64);
+        self.mod_zone_free_state(ctx, zi, freed as i64);
         self.zones[zi].all_unreclaimable = false;
         self.zones[zi].pages_scanned = 0;
     }
@@ -961,7 +984,7 @@ impl Mm {
     pub fn state_bytes(&self) -> u64 {
         let pages = (self.pages.len() * Pages::BYTES_PER_PAGE) as u64;
         let blocks = self.pageblock_mt.len() as u64;
-        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>() + self.free_diff.len() * 4 + self.stat_events.len() * 4) as u64;
+        let pcp = (self.pcp.len() * std::mem::size_of::<Pcp>() + self.free_diff.len() * 4 + self.stat_diff.len() * 4) as u64;
         let zl: u64 = self.zonelists.iter().map(|z| (z.zones.len() * 4) as u64 + 64).sum();
         let zlc: u64 = self.zlcs.iter().map(|z| (z.fullzones.len() * 8 + z.z_to_n.len() * 2) as u64 + 64).sum();
         let zones = (self.zones.len() * (std::mem::size_of::<Zone>() + self.max_order * (std::mem::size_of::<[ListHead; NR_MT]>() + 8))) as u64;

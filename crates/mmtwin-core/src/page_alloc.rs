@@ -10,7 +10,7 @@
 use crate::alloc::{af, gfp, gfp_migratetype, gfp_zone, Task, ZoneReclaim};
 use crate::cost::Ctx;
 use crate::kernel::Kernel;
-use crate::mm::{NR_ZONE_TYPES, ZL_STAT, ZL_WMARK};
+use crate::mm::{NR_ZONE_TYPES, ZL_WMARK};
 use crate::sched::Next;
 use crate::spec::{Era, Zlc};
 use crate::trace::{TraceRec, Tp};
@@ -99,6 +99,11 @@ impl Kernel {
                 } else if aflags & af::NO_WATERMARKS == 0 {
                     let mark = self.mm.mark_for(zi, aflags);
                     self.mm.cache.read(ctx, self.mm.zones[zi].line_base + ZL_WMARK);
+                    if era != Era::V2618 {
+                        // 3.x: NR_FREE_PAGES is a vm_stat item.
+                        let l = self.mm.stat_line(zi);
+                        self.mm.cache.read(ctx, l);
+                    }
                     self.mm.sim.zone_checks += 1;
                     if !self.mm.zone_watermark_ok(zi, order, mark, classzone, aflags) {
                         outcome = match (mode, era) {
@@ -180,7 +185,7 @@ impl Kernel {
     /// zone_reclaim (3.x return codes; 2.6.18 returns only SOME or SUCCESS).
     pub fn zone_reclaim(&mut self, ctx: &mut Ctx, zi: usize, g: u32, order: usize, task: &Task) -> ZoneReclaim {
         self.mm.sim.zone_reclaim_calls += 1;
-        let stat_line = self.mm.zones[zi].line_base + ZL_STAT;
+        let stat_line = self.mm.stat_line(zi);
         self.mm.cache.read(ctx, stat_line);
         let z = &self.mm.zones[zi];
         let (min_unmapped, min_slab, unreclaimable, node) = (z.min_unmapped_pages, z.min_slab_pages, z.all_unreclaimable, z.node);

@@ -961,7 +961,7 @@ impl Spec {
 
     /// Upper bound of one snapshot's memory (docs/engine-api.md, "Snapshots"):
     /// 8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + cpus)) bytes.
-    /// An upper bound on the cache lines the cache model tracks (mm.rs `Mm::boot`): four per zone,
+    /// An upper bound on the cache lines the cache model tracks (mm.rs `Mm::boot`): five per zone,
     /// one per node, the global vm_stat line, two per faulting process (its mm_struct), one per
     /// CPU per zone (the per-cpu pagesets), and per node five zonelists of
     /// `cache_line / 8` zone pointers a line with as many zonelist caches (a bitmap line, a last-zap
@@ -973,7 +973,7 @@ impl Spec {
         let cpus = self.total_cpus() as u64;
         let zonelist = zones.div_ceil((m.cache_line / 8).max(1)).max(1);
         let zlc = 2 + zones.div_ceil((m.cache_line / 2).max(1)).max(1);
-        4 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * self.workload.faulting_processes()
+        5 * zones + nodes + 1 + cpus * zones + 5 * nodes * (zonelist + zlc) + 2 * self.workload.faulting_processes()
     }
 
     /// The cache model's bytes at most: per line its home, owner, sharer

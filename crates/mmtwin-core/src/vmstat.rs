@@ -405,6 +405,15 @@ pub fn rows(era: Era, v: &VmStat, g: &Gauges, present: &[bool; 5]) -> Vec<(Strin
     out
 }
 
+/// The groups of zoned counters whose per-cpu deltas zone_stat_fold keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum StatItem {
+    Numa = 0,
+    NumaForeign = 1,
+    AnonPages = 2,
+}
+pub const NR_STAT_ITEMS: usize = 3;
+
 /// NR_FREE_PAGES as mm/vmstat.c kept it from 2.6.21 on: per-cpu deltas
 /// (vm_stat_diff) folded into the zone's counter past stat_threshold or by
 /// vmstat_update; zone_page_state reads the counter. The state lives in
@@ -432,39 +441,50 @@ impl crate::mm::Mm {
         }
     }
 
-    /// `n` zoned counter updates (__inc_zone_state: NR_ANON_PAGES, the
-    /// NUMA_* items) on `ctx.cpu` for zone `zi`: they join the CPU's
-    /// vm_stat_diff and each item folds into the zone's vm_stat and the
-    /// global vm_stat once its delta passes stat_threshold: a store to the
-    /// zone's vm_stat line and one to the global array's line, every
-    /// stat_threshold updates (the items are counted together).
+    /// One __inc_zone_state on `ctx.cpu` for zone `zi`: the item's delta
+    /// in the CPU's vm_stat_diff grows, and once it passes stat_threshold t
+    /// it is folded into the zone's vm_stat and the global vm_stat (a store
+    /// to the item's line of the zone and one to the global array's line)
+    /// and restarts at -t/2: a fold every 1.5t + 1 increments. Items that
+    /// rise together fold together, so one delta stands for each group:
+    /// NUMA_HIT/MISS with NUMA_LOCAL/OTHER on the zone allocated from,
+    /// NUMA_FOREIGN on the preferred zone (both on the NUMA items' line),
+    /// and NR_ANON_PAGES (on the line zone_reclaim's gate reads).
     #[inline]
-    pub fn zone_stat_fold(&mut self, ctx: &mut crate::cost::Ctx, zi: usize, n: u32) {
-        let i = ctx.cpu * self.zones.len() + zi;
-        let threshold = self.zones[zi].stat_threshold.max(1) as u32;
-        self.stat_events[i] += n;
-        while self.stat_events[i] >= threshold {
-            self.stat_events[i] -= threshold;
-            self.cache.write(ctx, self.zones[zi].line_base + crate::mm::ZL_STAT);
+    pub fn zone_stat_fold(&mut self, ctx: &mut crate::cost::Ctx, zi: usize, item: StatItem) {
+        let i = (ctx.cpu * self.zones.len() + zi) * NR_STAT_ITEMS + item as usize;
+        let t = self.zones[zi].stat_threshold.max(1);
+        self.stat_diff[i] += 1;
+        if self.stat_diff[i] > t {
+            self.stat_diff[i] = -(t / 2);
+            let line = match item {
+                StatItem::Numa | StatItem::NumaForeign => self.zones[zi].line_base + crate::mm::ZL_NUMA,
+                StatItem::AnonPages => self.stat_line(zi),
+            };
+            self.cache.write(ctx, line);
             self.cache.write(ctx, self.line_vm_stat);
         }
     }
 
-    /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `cpu`: the
+    /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `ctx.cpu`: the
     /// delta joins the CPU's vm_stat_diff and reaches the zone's counter
     /// once the diff passes the threshold. The buddy lists (free_pages)
     /// have changed already.
     #[inline]
-    pub fn mod_zone_free_state(&mut self, cpu: usize, zi: usize, delta: i64) {
+    pub fn mod_zone_free_state(&mut self, ctx: &mut crate::cost::Ctx, zi: usize, delta: i64) {
         if !self.vmstat_drift {
             return;
         }
-        let d = &mut self.free_diff[cpu * self.zones.len() + zi];
+        let d = &mut self.free_diff[ctx.cpu * self.zones.len() + zi];
         let x = *d as i64 + delta;
         let z = &mut self.zones[zi];
         if x > z.stat_threshold as i64 || x < -(z.stat_threshold as i64) {
             z.free_unfolded -= *d as i64;
             *d = 0;
+            // zone_page_state_add: the zone's and the global vm_stat lines.
+            let l = self.stat_line(zi);
+            self.cache.write(ctx, l);
+            self.cache.write(ctx, self.line_vm_stat);
         } else {
             z.free_unfolded += delta;
             *d = x as i32;
