@@ -135,6 +135,8 @@ def test_unknown_kernel_lists_available(fixture_presets: Path) -> None:
         ("reserved_mib = [40, 8]", "reserved_mib = [40, 8]\nzone_pages = [[-1, 2, 3], [0, 9000, 0]]", "topology.zone_pages[0][0]: -1 is not allowed; expected pages >= 0"),
         ("reserved_mib = [40, 8]", "reserved_mib = [40, 8]\nzone_pages = [[4096, 700000, 100000], [0, 9000, 0]]", "topology.zone_pages[0]: 804096 pages is more than node 0's memory_mib 3000 (768000 pages)"),
         ("reserved_mib = [40, 8]", "reserved_mib = [40, 8]\nzone_pages = [[4096, 5000, 0], [0, 9000, 0]]", "topology.reserved_mib: 40 MiB reserved on node 0, which has 9096 pages in its zones; must be less"),
+        ("page_size = 4096", "page_size = 4096\ncache_kib = -5", "cache_kib: -5 is not allowed; expected 0 (unbounded) to 1073741824 KiB"),
+        ("nodes = 2", "nodes = 2\nlink_mb_s = 20000000", "topology.link_mb_s: 20000000 is not allowed; expected 0 (unlimited) to 10000000 MB/s"),
         ("page_size = 4096", "page_size = 5000", "page_size: 5000 is not allowed; expected a power of two from 4096 to 65536"),
         ("page_size = 4096", "page_size = 131072", "page_size: 131072 is not allowed; expected a power of two from 4096 to 65536"),
         ("page_size = 4096", "page_size = 4096.0", "page_size: 4096.0 is not allowed; expected an integer"),
