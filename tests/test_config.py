@@ -212,6 +212,8 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         (TEST_BASE.replace('era = "2.6.18"', 'era = "4.11"').replace('zlc = "none"', 'zlc = "first-eligible"'),
          "policy.zlc: 'first-eligible' is not allowed with era '4.11'"),
         (TEST_BASE.replace('zlc = "none"', "zlc = 1"), "policy.zlc: 1 is not allowed; expected 'none', 'after-first-zone' or 'first-eligible'"),
+        (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nslab_allocator = "slob"'),
+         "policy.slab_allocator: 'slob' is not allowed; expected 'slab' or 'slub'"),
     ],
 )
 def test_kernel_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:
@@ -677,6 +679,10 @@ def test_kernel_profiles_of_seed_000_write_the_sysctls_out() -> None:
         text = tomllib.loads((DATA / "presets" / "kernels" / f"{name}.toml").read_text())
         assert {k: text["sysctl"][k] for k in config.SYSCTL_LIMITS} == {k: v[0] for k, v in config.SYSCTL_LIMITS.items()}
     assert config.load_kernel("2.6.18-mm3").sysctl.dirty_ratio == 40  # 2.6.18's vm_dirty_ratio
+    # The seeds' 2011 kernels were built with CONFIG_SLAB (seed 001); the others keep SLUB.
+    for name in ("vanilla", "zlcfirst", "zlcreconsider", "kswapwb", "nokswapwb"):
+        assert config.load_kernel(f"3.0-rc6-{name}").policy.slab_allocator == "slab"
+    assert config.load_kernel("2.6.18-mm3").policy.slab_allocator == "slub"
 
 
 def test_cli_config_errors_are_one_line(tmp_path: Path) -> None:

@@ -582,6 +582,9 @@ class Policy(StrictModel):
     percpu_pagelists: bool = True
     # zone_batchsize and pcp->high: "6x-batch" up to 5.13, "zone-low" from 5.14 (docs/presets.md)
     pcp_sizing: Literal["6x-batch", "zone-low"] = "6x-batch"
+    # CONFIG_SLAB ("slab": new slab pages on the task's node only, GFP_THISNODE, then
+    # fallback_alloc) or CONFIG_SLUB ("slub", the Kconfig default: ordinary fallback)
+    slab_allocator: Literal["slab", "slub"] = "slub"
     # Writeback from reclaim, seed 004's series (docs/presets.md):
     direct_fs_writeback: bool = True  # patch 1/8 sets false
     kswapd_fs_writeback: Literal["always", "high-priority", "never"] = "always"  # patch 5/8, patch 8/8

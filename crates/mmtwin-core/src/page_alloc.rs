@@ -67,7 +67,9 @@ impl Kernel {
         let first = zl.zones[0] as usize;
         let classzone = self.mm.zones[first].zt;
         let first_node = self.mm.zones[first].node;
-        let zlc = if self.mm.zlc_mode == Zlc::None { None } else { zl.zlc };
+        // A __GFP_THISNODE request walks the node's own zonelist
+        // (node_zonelists[1]), which has no zonelist cache.
+        let zlc = if self.mm.zlc_mode == Zlc::None || g & gfp::THISNODE != 0 { None } else { zl.zlc };
         let mode = self.mm.zlc_mode;
         let era = self.era;
         let mt = gfp_migratetype(g);

@@ -15,7 +15,7 @@ use crate::cost::Ctx;
 use crate::kernel::Kernel;
 use crate::page::*;
 use crate::page_alloc::AllocRes;
-use crate::spec::{Era, FsKind, Spec};
+use crate::spec::{Era, FsKind, SlabAllocator, Spec};
 use crate::vmstat::*;
 
 pub const DENTRY: usize = 0;
@@ -86,33 +86,22 @@ impl Kernel {
     /// dentries with GFP_KERNEL (d_alloc).
     pub fn kmem_cache_alloc(&mut self, ctx: &mut Ctx, cache: usize) -> Result<u32, AllocRes> {
         let node = ctx.node;
-        let c = &mut self.slab.caches[cache];
-        let sp = match c.partial[node].last() {
+        let sp = match self.slab.caches[cache].partial[node].last() {
             Some(&i) => i,
             None => {
                 let g = if cache == DENTRY { gfp::GFP_KERNEL } else { gfp::GFP_KERNEL & !gfp::FS };
-                let r = self.alloc_pages(ctx, g | gfp::RECLAIMABLE, 0, node);
-                let AllocRes::Page(pfn, zi) = r else { return Err(r) };
-                self.mm.pages.flags[pfn as usize] = PG_SLAB;
-                self.mm.pages.owner[pfn as usize] = cache as u32;
-                self.mm.census.slab += 1;
-                self.zs_add(zi, Zs::NrSlabReclaimable, 1);
-                let c = &mut self.slab.caches[cache];
-                let full = if c.objs_per_page == 64 { u64::MAX } else { (1u64 << c.objs_per_page) - 1 };
-                let page = SlabPage { pfn, inuse: 0, free_mask: full, ppos: NIL, pnode: node as u32 };
-                let i = match c.free_slots.pop() {
-                    Some(i) => {
-                        c.pages[i as usize] = page;
-                        i
+                let g = g | gfp::RECLAIMABLE;
+                match self.k.slab_allocator {
+                    SlabAllocator::Slub => {
+                        // new_slab: alloc_pages on this node's zonelist; the
+                        // page joins this node's partial list wherever it
+                        // came from.
+                        let r = self.alloc_pages(ctx, g, 0, node);
+                        let AllocRes::Page(pfn, zi) = r else { return Err(r) };
+                        self.new_slab_page(cache, pfn, zi, node)
                     }
-                    None => {
-                        c.pages.push(page);
-                        (c.pages.len() - 1) as u32
-                    }
-                };
-                c.pages[i as usize].ppos = c.partial[node].len() as u32;
-                c.partial[node].push(i);
-                i
+                    SlabAllocator::Slab => self.slab_grow(ctx, cache, g, node)?,
+                }
             }
         };
         // Satisfied: an allocation of this call that slept earlier and was
@@ -125,11 +114,72 @@ impl Kernel {
         page.free_mask &= !(1u64 << slot);
         page.inuse += 1;
         if page.free_mask == 0 {
+            // Taken from the end of its own node's list (slab_grow may
+            // have found it on another node's).
             page.ppos = NIL;
-            c.partial[node].pop();
+            let pn = page.pnode as usize;
+            c.partial[pn].pop();
         }
         c.objects += 1;
         Ok(sp * 64 + slot)
+    }
+
+    /// mm/slab.c's way to a slab with a free object when this node's lists
+    /// have none: cache_grow on this node only, in cache_alloc_refill and
+    /// again in ____cache_alloc_node (GFP_THISNODE: the node's zones, where
+    /// zone_reclaim may run, and no slow path); then fallback_alloc: a
+    /// partial slab of another node, in zonelist order, or a page through
+    /// the whole allocator (kswapd, direct reclaim), kept on the list of
+    /// the node it came from. A task resuming a slept allocation goes
+    /// straight back to that last step.
+    fn slab_grow(&mut self, ctx: &mut Ctx, cache: usize, g: u32, node: usize) -> Result<u32, AllocRes> {
+        let pid = ctx.pid as usize;
+        if self.kt[pid].slow.stage == crate::page_alloc::Stage::Fresh {
+            for _ in 0..2 {
+                if let AllocRes::Page(pfn, zi) = self.alloc_pages(ctx, g | gfp::GFP_THISNODE, 0, node) {
+                    return Ok(self.new_slab_page(cache, pfn, zi, node));
+                }
+            }
+            let zonelists = std::rc::Rc::clone(&self.mm.zonelists);
+            let zl = &zonelists[node * crate::mm::NR_ZONE_TYPES + crate::alloc::gfp_zone(self.era, g).min(crate::mm::NR_ZONE_TYPES - 1)];
+            for &zi in &zl.zones {
+                let n = self.mm.zones[zi as usize].node;
+                if !self.kt[pid].mems.get(n).copied().unwrap_or(true) {
+                    continue;
+                }
+                if let Some(&i) = self.slab.caches[cache].partial[n].last() {
+                    return Ok(i);
+                }
+            }
+        }
+        let r = self.alloc_pages(ctx, g, 0, node);
+        let AllocRes::Page(pfn, zi) = r else { return Err(r) };
+        let n = self.mm.zones[zi].node;
+        Ok(self.new_slab_page(cache, pfn, zi, n))
+    }
+
+    /// A fresh slab page from the buddy allocator, on `list_node`'s partial list.
+    fn new_slab_page(&mut self, cache: usize, pfn: u32, zi: usize, list_node: usize) -> u32 {
+        self.mm.pages.flags[pfn as usize] = PG_SLAB;
+        self.mm.pages.owner[pfn as usize] = cache as u32;
+        self.mm.census.slab += 1;
+        self.zs_add(zi, Zs::NrSlabReclaimable, 1);
+        let c = &mut self.slab.caches[cache];
+        let full = if c.objs_per_page == 64 { u64::MAX } else { (1u64 << c.objs_per_page) - 1 };
+        let page = SlabPage { pfn, inuse: 0, free_mask: full, ppos: NIL, pnode: list_node as u32 };
+        let i = match c.free_slots.pop() {
+            Some(i) => {
+                c.pages[i as usize] = page;
+                i
+            }
+            None => {
+                c.pages.push(page);
+                (c.pages.len() - 1) as u32
+            }
+        };
+        c.pages[i as usize].ppos = c.partial[list_node].len() as u32;
+        c.partial[list_node].push(i);
+        i
     }
 
     /// kmem_cache_free: the page goes back to the allocator when empty.
@@ -345,3 +395,80 @@ impl Kernel {
 }
 
 const SWAP_CLUSTER: u64 = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::TaskKind;
+    use crate::vmstat::Ev;
+    use serde_json::json;
+
+    /// Two nodes of one 4096-page NORMAL zone and two CPUs each, zone_reclaim
+    /// mode 1, seed 000's zonelist cache (first-eligible), and node 0's zone
+    /// drained below its min mark with nothing reclaimable in it, the zone
+    /// marked full in node 0's zonelist cache. Returns the kernel and the
+    /// user task's context on CPU 0.
+    fn boot(slab: &str) -> (Kernel, Ctx) {
+        let zone = json!([{"name": "NORMAL", "present_pages": 4096}]);
+        let spec = json!({
+            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
+                "nodes": [{"cpus": 2, "zones": zone, "reserved_pages": 64}, {"cpus": 2, "zones": zone, "reserved_pages": 64}],
+                "distance": [[10, 21], [21, 10]],
+                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80},
+                "storage": {"devices": [{"name": "sda", "disks": 1, "bandwidth_mib_s": 100, "access_us": 8000,
+                                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 10000}],
+                            "fs": {"kind": "ext4", "device": 0, "size_mib": 9000}}},
+            "kernel": {"name": "k", "era": "3.0", "zlc": "first-eligible", "zone_reclaim_mode": 1, "slab_allocator": slab},
+            "workload": {"kind": "fsmark", "threads": 1, "dirs": 1, "subdirs": 2, "files_per_subdir": 10,
+                         "files": 1, "iterations": 1, "file_bytes": 4096}});
+        let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        assert_eq!((k.mm.zones[0].node, k.mm.zones[1].node), (0, 1));
+        while k.mm.zone_free_state(0) >= k.mm.zones[0].wmark_min {
+            k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+        }
+        let zl = &k.mm.zonelists[crate::alloc::gfp_zone(k.era, gfp::GFP_KERNEL)];
+        let (c, pos) = (zl.zlc.unwrap(), zl.zlc_pos[0] as usize);
+        assert_eq!(zl.zones[0], 0);
+        k.mm.zlc_mark_zone_full(&mut ctx, c, pos);
+        k.mm.zlcs[c].last_full_zap = u64::MAX / 2; // no zap during the test
+        (k, ctx)
+    }
+
+    #[test]
+    fn slab_grows_on_its_own_node_first_and_slub_follows_the_zonelist_cache() {
+        // CONFIG_SLAB: cache_alloc_refill and ____cache_alloc_node each try
+        // node 0 alone (GFP_THISNODE: no zonelist cache, so zone_reclaim
+        // runs there, finds nothing and says FULL; no slow path), then
+        // fallback_alloc takes a page through the whole allocator, which
+        // skips the zone the cache marked full and finds node 1's zone
+        // above its mark. The slab joins node 1's list.
+        let (mut k, mut ctx) = boot("slab");
+        let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_eq!(k.mm.sim.zone_reclaim_calls, 2);
+        assert_eq!(k.mm.sim.zone_reclaim_ret[0], 2, "FULL at the gate, twice");
+        assert_eq!(k.mm.sim.zlc_skips, 1);
+        let page = &k.slab.caches[DENTRY].pages[(obj / 64) as usize];
+        assert_eq!(k.mm.zones[k.mm.zone_of(page.pfn)].node, 1);
+        assert_eq!(page.pnode, 1);
+        assert_eq!(k.mm.vm.get(Ev::KswapdWake), 0, "THISNODE never enters the slow path");
+        // The next object comes from that slab on node 1 (fallback_alloc's
+        // search of the other nodes' lists) after two more tries on node 0.
+        let before = k.mm.census.slab;
+        let obj2 = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_eq!(obj2 / 64, obj / 64);
+        assert_eq!(k.mm.census.slab, before);
+        assert_eq!(k.mm.sim.zone_reclaim_calls, 4);
+
+        // CONFIG_SLUB: one allocation with fallback; the cache skips node 0
+        // without calling zone_reclaim; the slab is on the task's node's list.
+        let (mut k, mut ctx) = boot("slub");
+        let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_eq!(k.mm.sim.zone_reclaim_calls, 0);
+        let page = &k.slab.caches[DENTRY].pages[(obj / 64) as usize];
+        assert_eq!(k.mm.zones[k.mm.zone_of(page.pfn)].node, 1);
+        assert_eq!(page.pnode, 0);
+    }
+}

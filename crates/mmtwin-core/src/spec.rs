@@ -396,6 +396,26 @@ pub enum Zlc {
     FirstEligible,
 }
 
+/// The slab allocator a kernel was configured with (CONFIG_SLAB or
+/// CONFIG_SLUB), as far as the page allocator sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum SlabAllocator {
+    /// mm/slub.c (the Kconfig default from 2.6.23): a new slab page is
+    /// allocated on the task's node with the ordinary fallback
+    /// (alloc_pages: zonelist cache, kswapd wakeup, direct reclaim).
+    #[default]
+    #[serde(rename = "slub")]
+    Slub,
+    /// mm/slab.c: cache_alloc_refill and ____cache_alloc_node grow the cache
+    /// on the task's node only (GFP_THISNODE: the node's zones alone, no
+    /// zonelist cache, zone_reclaim allowed, no kswapd and no direct
+    /// reclaim); fallback_alloc then takes an object from another node's
+    /// lists, or a page through the full allocator, kept on the list of the
+    /// node it came from.
+    #[serde(rename = "slab")]
+    Slab,
+}
+
 /// How the per-cpu page lists are sized (zone_batchsize, and pcp->high).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 pub enum PcpSizing {
@@ -445,6 +465,10 @@ pub struct KernelSpec {
     pub percpu_pagelists: bool,
     #[serde(default)]
     pub pcp_sizing: PcpSizing,
+    /// Which slab allocator the kernel was built with (mm/slab.c or
+    /// mm/slub.c): where a cache's new pages come from (slab.rs).
+    #[serde(default)]
+    pub slab_allocator: SlabAllocator,
     /// Writeback from reclaim (seed 004's series, "Reduce filesystem
     /// writeback from page reclaim v2"). Patch 1: false = direct reclaim
     /// never writes a file page (anonymous pages are still written).
