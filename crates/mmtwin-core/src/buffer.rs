@@ -41,12 +41,17 @@ impl Kernel {
         Ok(())
     }
 
-    /// The task's reserved buffer head, if it holds one, back to the slab
-    /// (the task exits).
+    /// The task's reserved buffer head and inode object, if it holds them,
+    /// back to the slab (the task exits).
     pub fn release_buffers(&mut self, ctx: &mut Ctx) {
         let obj = std::mem::replace(&mut self.kt[ctx.pid as usize].bh_reserve, NIL);
         if obj != NIL {
             self.kmem_cache_free(ctx, BUFFER_HEAD, obj);
+        }
+        // So does an inode object a creat() that never completed held.
+        let obj = std::mem::replace(&mut self.kt[ctx.pid as usize].inode_reserve, NIL);
+        if obj != NIL {
+            self.kmem_cache_free(ctx, crate::slab::INODE, obj);
         }
     }
 

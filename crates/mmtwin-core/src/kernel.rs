@@ -71,6 +71,8 @@ pub struct KTask {
     pub zone_resume: Option<(usize, i32, [u64; 4], u64)>,
     /// A buffer head allocated ahead of the page it is for (buffer.rs).
     pub bh_reserve: u32,
+    /// An inode object sys_creat holds while its dentry allocation sleeps (vfs.rs).
+    pub inode_reserve: u32,
     /// The task's mm_struct cache lines (memory.rs `fault_mm_lines`), once it has faulted.
     pub mm_line: Option<usize>,
     /// Page faults since the task last synced its RSS counters into the mm
@@ -291,6 +293,7 @@ impl Kernel {
                 pending: 0,
                 zone_resume: None,
                 bh_reserve: crate::page::NIL,
+                inode_reserve: crate::page::NIL,
                 mm_line: None,
                 rss_events: 0,
             });

@@ -73,12 +73,24 @@ impl Kernel {
         let mode = self.mm.zlc_mode;
         let era = self.era;
         let mt = gfp_migratetype(g);
+        // zlc_active follows the form's rules on any machine of more than
+        // one node (nr_online_nodes > 1), with or without a cache behind it:
+        // zlc_setup finds none on node_zonelists[1], yet the closing
+        // second scan still runs.
+        let zlc_possible = mode != Zlc::None && self.mm.nodes.len() > 1;
         let mut zlc_active = false;
         let mut did_setup = false;
         loop {
             for i in 0..zl.zones.len() {
                 let zi = zl.zones[i] as usize;
                 let pos = zl.zlc_pos[i] as usize;
+                let node = self.mm.zones[zi].node;
+                if g & gfp::THISNODE != 0 && node != first_node {
+                    // node_zonelists[1] holds this node's zones alone, in
+                    // the order they have here (zone order interleaves
+                    // other nodes' zones between them).
+                    continue;
+                }
                 self.mm.cache.read(ctx, zl.line_zones + i / zl.ptrs_per_line);
                 if zlc_active {
                     if let Some(c) = zlc {
@@ -88,14 +100,11 @@ impl Kernel {
                         }
                     }
                 }
-                let node = self.mm.zones[zi].node;
-                if g & gfp::THISNODE != 0 && node != first_node {
-                    break;
-                }
                 // The outcome of this zone: Some(true) = try to allocate,
                 // Some(false) = mark full, None = go to the next zone.
                 let mut outcome = Some(true);
-                if aflags & af::CPUSET != 0 && !task.mems_allowed[node] {
+                // cpuset_zone_allowed_softwall lets any __GFP_THISNODE request through.
+                if aflags & af::CPUSET != 0 && g & gfp::THISNODE == 0 && !task.mems_allowed[node] {
                     self.mm.cache.read(ctx, self.mm.nodes[node].line_pgdat);
                     outcome = None;
                 } else if aflags & af::NO_WATERMARKS == 0 {
@@ -110,14 +119,16 @@ impl Kernel {
                     if !self.mm.zone_watermark_ok(zi, order, mark, classzone, aflags) {
                         outcome = match (mode, era) {
                             (Zlc::FirstEligible, _) => {
-                                if let (Some(c), false) = (zlc, did_setup) {
-                                    self.mm.zlc_setup(ctx, c);
+                                if zlc_possible && !did_setup {
+                                    if let Some(c) = zlc {
+                                        self.mm.zlc_setup(ctx, c);
+                                    }
                                     zlc_active = true;
                                     did_setup = true;
                                 }
                                 if self.mm.zone_reclaim_mode == 0 {
                                     Some(false)
-                                } else if zlc_active && !self.mm.zlc_worth_trying(ctx, zlc.unwrap_or(0), pos, task) {
+                                } else if zlc_active && zlc.is_some_and(|c| !self.mm.zlc_worth_trying(ctx, c, pos, task)) {
                                     self.mm.sim.zlc_skips += 1;
                                     None
                                 } else {
@@ -166,12 +177,12 @@ impl Kernel {
                 }
                 // try_next_zone: the 2006 form sets the cache up after the
                 // first zone, whatever happened there.
-                if mode == Zlc::AfterFirstZone && !did_setup {
+                if mode == Zlc::AfterFirstZone && zlc_possible && !did_setup {
                     if let Some(c) = zlc {
                         self.mm.zlc_setup(ctx, c);
-                        zlc_active = true;
-                        did_setup = true;
                     }
+                    zlc_active = true;
+                    did_setup = true;
                 }
             }
             if zlc_active {

@@ -93,9 +93,12 @@ impl Kernel {
                 let g = g | gfp::RECLAIMABLE;
                 match self.k.slab_allocator {
                     SlabAllocator::Slub => {
-                        // new_slab: alloc_pages on this node's zonelist; the
-                        // page joins this node's partial list wherever it
-                        // came from.
+                        // new_slab: alloc_pages on this node's zonelist. The
+                        // page stands for the CPU's current slab (SLUB's
+                        // c->page, used whatever node it is on), so it
+                        // joins the task's node's list wherever it came
+                        // from (SLUB's own lists, by the page's node, and
+                        // get_any_partial are not modelled).
                         let r = self.alloc_pages(ctx, g, 0, node);
                         let AllocRes::Page(pfn, zi) = r else { return Err(r) };
                         self.new_slab_page(cache, pfn, zi, node)
@@ -135,7 +138,15 @@ impl Kernel {
     fn slab_grow(&mut self, ctx: &mut Ctx, cache: usize, g: u32, node: usize) -> Result<u32, AllocRes> {
         let pid = ctx.pid as usize;
         if self.kt[pid].slow.stage == crate::page_alloc::Stage::Fresh {
-            for _ in 0..2 {
+            for attempt in 0..2 {
+                if attempt == 1 {
+                    // ____cache_alloc_node looks at the node's lists again:
+                    // the first attempt's zone_reclaim may have pruned
+                    // objects out of a full slab.
+                    if let Some(&i) = self.slab.caches[cache].partial[node].last() {
+                        return Ok(i);
+                    }
+                }
                 if let AllocRes::Page(pfn, zi) = self.alloc_pages(ctx, g | gfp::GFP_THISNODE, 0, node) {
                     return Ok(self.new_slab_page(cache, pfn, zi, node));
                 }
@@ -403,16 +414,20 @@ mod tests {
     use crate::vmstat::Ev;
     use serde_json::json;
 
-    /// Two nodes of one 4096-page NORMAL zone and two CPUs each, zone_reclaim
-    /// mode 1, seed 000's zonelist cache (first-eligible), and node 0's zone
-    /// drained below its min mark with nothing reclaimable in it, the zone
-    /// marked full in node 0's zonelist cache. Returns the kernel and the
-    /// user task's context on CPU 0.
-    fn boot(slab: &str) -> (Kernel, Ctx) {
-        let zone = json!([{"name": "NORMAL", "present_pages": 4096}]);
+    /// Node 0 with DMA32 and NORMAL zones of 2048 pages, node 1 with a
+    /// NORMAL zone of 4096: little enough low memory that the zonelists
+    /// come out in zone order (node 0's: N0 NORMAL, N1 NORMAL, N0 DMA32).
+    /// Two CPUs a node, zone_reclaim mode 1, seed 000's zonelist cache
+    /// (first-eligible). Node 0's zones named in `drain` are taken below
+    /// their min marks (nothing in them is reclaimable), and N0 NORMAL is
+    /// marked full in node 0's zonelist cache. Returns the kernel, the user
+    /// task's context on CPU 0 and the zone indices (N0 DMA32, N0 NORMAL,
+    /// N1 NORMAL).
+    fn boot(slab: &str, drain: &[&str]) -> (Kernel, Ctx, [usize; 3]) {
         let spec = json!({
             "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
-                "nodes": [{"cpus": 2, "zones": zone, "reserved_pages": 64}, {"cpus": 2, "zones": zone, "reserved_pages": 64}],
+                "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 2048}, {"name": "NORMAL", "present_pages": 2048}], "reserved_pages": 64},
+                          {"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 0}, {"name": "NORMAL", "present_pages": 4096}], "reserved_pages": 64}],
                 "distance": [[10, 21], [21, 10]],
                 "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
                          "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80},
@@ -425,50 +440,84 @@ mod tests {
         let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
         let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
         let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
-        assert_eq!((k.mm.zones[0].node, k.mm.zones[1].node), (0, 1));
-        while k.mm.zone_free_state(0) >= k.mm.zones[0].wmark_min {
-            k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
-        }
+        let find = |k: &Kernel, node: usize, present: u64| {
+            (0..k.mm.zones.len()).find(|&z| k.mm.zones[z].node == node && k.mm.zones[z].present == present).unwrap()
+        };
+        let zs = [find(&k, 0, 2048), 0, find(&k, 1, 4096)];
+        let n0_normal = (0..k.mm.zones.len()).find(|&z| k.mm.zones[z].node == 0 && z != zs[0] && k.mm.zones[z].present == 2048).unwrap();
+        let zs = [zs[0], n0_normal, zs[2]];
         let zl = &k.mm.zonelists[crate::alloc::gfp_zone(k.era, gfp::GFP_KERNEL)];
+        let order: Vec<usize> = zl.zones.iter().map(|&z| z as usize).filter(|&z| k.mm.zones[z].present > 0).collect();
+        assert_eq!(order, vec![zs[1], zs[2], zs[0]], "zone order");
         let (c, pos) = (zl.zlc.unwrap(), zl.zlc_pos[0] as usize);
-        assert_eq!(zl.zones[0], 0);
+        for (name, zi) in [("DMA32", zs[0]), ("NORMAL", zs[1])] {
+            if drain.contains(&name) {
+                while k.mm.zone_free_state(zi) >= k.mm.zones[zi].wmark_min {
+                    k.mm.buffered_rmqueue(&mut ctx, zi, 0, crate::mm::MIGRATE_MOVABLE).unwrap();
+                }
+            }
+        }
         k.mm.zlc_mark_zone_full(&mut ctx, c, pos);
         k.mm.zlcs[c].last_full_zap = u64::MAX / 2; // no zap during the test
-        (k, ctx)
+        (k, ctx, zs)
+    }
+
+    fn page_of(k: &Kernel, obj: u32) -> &SlabPage {
+        &k.slab.caches[DENTRY].pages[(obj / 64) as usize]
     }
 
     #[test]
-    fn slab_grows_on_its_own_node_first_and_slub_follows_the_zonelist_cache() {
-        // CONFIG_SLAB: cache_alloc_refill and ____cache_alloc_node each try
-        // node 0 alone (GFP_THISNODE: no zonelist cache, so zone_reclaim
-        // runs there, finds nothing and says FULL; no slow path), then
-        // fallback_alloc takes a page through the whole allocator, which
-        // skips the zone the cache marked full and finds node 1's zone
-        // above its mark. The slab joins node 1's list.
-        let (mut k, mut ctx) = boot("slab");
+    fn slab_grows_in_any_zone_of_its_node_before_falling_back() {
+        // N0 NORMAL is drained and marked full. CONFIG_SLAB: the
+        // GFP_THISNODE walk (node_zonelists[1]: N0 NORMAL, N0 DMA32, no
+        // cache) runs zone_reclaim on N0 NORMAL (nothing there: FULL at the
+        // gate) and takes the page from N0 DMA32.
+        let (mut k, mut ctx, zs) = boot("slab", &["NORMAL"]);
         let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
-        assert_eq!(k.mm.sim.zone_reclaim_calls, 2);
-        assert_eq!(k.mm.sim.zone_reclaim_ret[0], 2, "FULL at the gate, twice");
-        assert_eq!(k.mm.sim.zlc_skips, 1);
-        let page = &k.slab.caches[DENTRY].pages[(obj / 64) as usize];
-        assert_eq!(k.mm.zones[k.mm.zone_of(page.pfn)].node, 1);
-        assert_eq!(page.pnode, 1);
-        assert_eq!(k.mm.vm.get(Ev::KswapdWake), 0, "THISNODE never enters the slow path");
-        // The next object comes from that slab on node 1 (fallback_alloc's
-        // search of the other nodes' lists) after two more tries on node 0.
-        let before = k.mm.census.slab;
-        let obj2 = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
-        assert_eq!(obj2 / 64, obj / 64);
-        assert_eq!(k.mm.census.slab, before);
-        assert_eq!(k.mm.sim.zone_reclaim_calls, 4);
-
-        // CONFIG_SLUB: one allocation with fallback; the cache skips node 0
-        // without calling zone_reclaim; the slab is on the task's node's list.
-        let (mut k, mut ctx) = boot("slub");
+        assert_eq!(k.mm.zone_of(page_of(&k, obj).pfn), zs[0]);
+        assert_eq!(page_of(&k, obj).pnode, 0);
+        assert_eq!(k.mm.sim.zone_reclaim_calls, 1);
+        assert_eq!(k.mm.sim.zlc_skips, 0);
+        // CONFIG_SLUB: the ordinary walk skips N0 NORMAL by the cache
+        // without zone_reclaim and takes the page from N1 NORMAL, next in
+        // zone order.
+        let (mut k, mut ctx, zs) = boot("slub", &["NORMAL"]);
         let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_eq!(k.mm.zone_of(page_of(&k, obj).pfn), zs[2]);
         assert_eq!(k.mm.sim.zone_reclaim_calls, 0);
-        let page = &k.slab.caches[DENTRY].pages[(obj / 64) as usize];
-        assert_eq!(k.mm.zones[k.mm.zone_of(page.pfn)].node, 1);
-        assert_eq!(page.pnode, 0);
+        assert_eq!(k.mm.sim.zlc_skips, 1);
+    }
+
+    #[test]
+    fn slab_falls_back_to_another_nodes_slab_after_two_local_tries() {
+        // Both of node 0's zones drained. Each cache_grow walks N0 NORMAL
+        // and N0 DMA32 twice (zlc_active is set without a cache behind it,
+        // so the closing second scan runs): 4 zone_reclaim calls, FULL at
+        // the gate; two tries make 8. Then fallback_alloc: no partial slab
+        // anywhere, so a page through the whole allocator, which skips N0
+        // NORMAL by the cache, finds N0 DMA32 and N1 NORMAL in zone order
+        // and N1 above its mark; the slab goes on node 1's list. Nothing
+        // woke kswapd.
+        let (mut k, mut ctx, zs) = boot("slab", &["NORMAL", "DMA32"]);
+        let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_eq!(k.mm.sim.zone_reclaim_calls, 8);
+        assert_eq!(k.mm.sim.zone_reclaim_ret[0], 8, "FULL at the gate");
+        assert_eq!(k.mm.zone_of(page_of(&k, obj).pfn), zs[2]);
+        assert_eq!(page_of(&k, obj).pnode, 1);
+        assert_eq!(k.mm.vm.get(Ev::KswapdWake), 0);
+        // The page's other objects come from node 1's list, each after two
+        // more local tries; when it is full it leaves node 1's list and the
+        // next object needs a new page.
+        let per = k.slab.caches[DENTRY].objs_per_page as u64;
+        for n in 1..per {
+            let o = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+            assert_eq!(o / 64, obj / 64);
+            assert_eq!(k.mm.sim.zone_reclaim_calls, 8 * (n + 1));
+        }
+        assert!(k.slab.caches[DENTRY].partial[1].is_empty());
+        assert!(k.slab.caches[DENTRY].partial[0].is_empty());
+        let o = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
+        assert_ne!(o / 64, obj / 64);
+        assert_eq!(page_of(&k, o).pnode, 1);
     }
 }

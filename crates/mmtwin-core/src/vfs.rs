@@ -12,10 +12,22 @@ use crate::slab::{DENTRY, INODE};
 impl Kernel {
     /// creat(): Ok(inode number), or the slab allocation's sleep/failure.
     pub fn sys_creat(&mut self, ctx: &mut Ctx, dir: u32) -> Result<u32, AllocRes> {
-        ctx.sys += self.cost.syscall_ns + self.cost.inode_ns;
-        let inode_obj = self.kmem_cache_alloc(ctx, INODE)?;
+        let pid = ctx.pid as usize;
+        // An inode object kept from a call whose dentry allocation slept:
+        // the retry resumes that allocation, not a new one.
+        let inode_obj = match std::mem::replace(&mut self.kt[pid].inode_reserve, crate::page::NIL) {
+            crate::page::NIL => {
+                ctx.sys += self.cost.syscall_ns + self.cost.inode_ns;
+                self.kmem_cache_alloc(ctx, INODE)?
+            }
+            o => o,
+        };
         let dentry_obj = match self.kmem_cache_alloc(ctx, DENTRY) {
             Ok(o) => o,
+            Err(AllocRes::Sleep(n)) => {
+                self.kt[pid].inode_reserve = inode_obj;
+                return Err(AllocRes::Sleep(n));
+            }
             Err(e) => {
                 self.kmem_cache_free(ctx, INODE, inode_obj);
                 return Err(e);
