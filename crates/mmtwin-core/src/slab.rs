@@ -495,9 +495,9 @@ mod tests {
         // so the closing second scan runs): 4 zone_reclaim calls, FULL at
         // the gate; two tries make 8. Then fallback_alloc: no partial slab
         // anywhere, so a page through the whole allocator, which skips N0
-        // NORMAL by the cache, finds N0 DMA32 and N1 NORMAL in zone order
-        // and N1 above its mark; the slab goes on node 1's list. Nothing
-        // woke kswapd.
+        // NORMAL by the cache and takes N1 NORMAL, next in zone order and
+        // above its mark; the slab goes on node 1's list. Nothing woke
+        // kswapd.
         let (mut k, mut ctx, zs) = boot("slab", &["NORMAL", "DMA32"]);
         let obj = k.kmem_cache_alloc(&mut ctx, DENTRY).ok().unwrap();
         assert_eq!(k.mm.sim.zone_reclaim_calls, 8);
