@@ -411,7 +411,7 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ("size_mib = 8000", "size_mib = 10001",
          "storage.fs.size_mib: 10001 MiB is a filesystem larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
         ('device = "sda"', 'device = "sdb"', "storage.fs.device: 'sdb' is not a device; devices: sda"),
-        ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext4' or 'xfs'"),
+        ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext3', 'ext4' or 'xfs'"),
         ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected 4 to 100000 (from BLKDEV_MIN_RQ"),
         # The engine's limits, checked here so that no JSON parser's text ("expected u32") reaches the user.
         ("nr_requests = 128", "nr_requests = 9223372036854775807",

@@ -30,7 +30,7 @@ ERAS: tuple[str, ...] = ("2.6.18", "3.0", "3.1", "4.11")
 ZLC_MODES: tuple[str, ...] = ("none", "after-first-zone", "first-eligible")
 ARCHES: tuple[str, ...] = ("ia64", "x86_64")
 WORKLOAD_KINDS: tuple[str, ...] = ("memhog", "fsmark", "largedd", "mmapstream")
-FS_KINDS: tuple[str, ...] = ("ext4", "xfs")
+FS_KINDS: tuple[str, ...] = ("ext3", "ext4", "xfs")
 
 MAX_NODES = 256  # the engine's limit (crates/mmtwin-core spec.rs)
 MAX_CPUS = 4096
@@ -378,7 +378,7 @@ def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
 
 
 class Filesystem(StrictModel):
-    kind: Literal["ext4", "xfs"]
+    kind: Literal["ext3", "ext4", "xfs"]
     device: str
     size_mib: int
 

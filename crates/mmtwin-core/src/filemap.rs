@@ -10,6 +10,7 @@ use crate::kernel::Kernel;
 use crate::page::*;
 use crate::page_alloc::AllocRes;
 use crate::sched::{Next, Wq};
+use crate::spec::FsKind;
 use crate::vmstat::*;
 
 const CHUNK: usize = 64;
@@ -241,6 +242,19 @@ impl Kernel {
         }
     }
 
+    /// The mask grab_cache_page_write_begin allocates write()'s pages with.
+    /// ext4 (ext4_da_write_begin) and xfs (xfs_vm_write_begin) start their
+    /// transaction first and pass AOP_FLAG_NOFS; ext3_write_begin takes the
+    /// page before ext3_journal_start, with __GFP_FS, so the zone_reclaim
+    /// or direct reclaim it enters may prune the dentry and inode caches.
+    pub fn write_begin_gfp(&self) -> u32 {
+        if self.fs.kind == FsKind::Ext3 {
+            gfp::GFP_HIGHUSER_MOVABLE
+        } else {
+            gfp::GFP_HIGHUSER_MOVABLE & !gfp::FS
+        }
+    }
+
     /// One page of generic_perform_write: find or create the page, copy
     /// `bytes` into it, dirty it, mark it accessed, and throttle.
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
@@ -251,7 +265,7 @@ impl Kernel {
         }
         let p = match self.find_get_page(ino, index) {
             Some(p) => p,
-            None => match self.page_cache_alloc(ctx, ino, index, gfp::GFP_HIGHUSER_MOVABLE & !gfp::FS) {
+            None => match self.page_cache_alloc(ctx, ino, index, self.write_begin_gfp()) {
                 Ok(p) => {
                     self.mm.pages.set(p, PG_UPTODATE);
                     p
@@ -259,6 +273,11 @@ impl Kernel {
                 Err(e) => return e,
             },
         };
+        if self.fs.kind == FsKind::Ext3 && self.fs.bmap(ino, index) == crate::fs::NO_BLOCK {
+            // No delayed allocation: block_write_begin maps the block now
+            // (ext3_get_block), next to the file's last one when it can.
+            self.fs.alloc_blocks(ino, index, 1);
+        }
         self.create_empty_buffers(ctx, p);
         ctx.sys += bytes * self.cost.copy_ns_per_kib / 1024;
         self.mm.cache.stream(ctx.cpu, bytes);

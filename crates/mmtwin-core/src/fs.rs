@@ -217,10 +217,13 @@ impl Fs {
     }
 
     /// Does ->writepage called by reclaim write this page?
-    /// ext4: not for a delayed-allocation page (no block yet).
+    /// ext3: always. ext4: not for a delayed-allocation page (no block yet).
     /// xfs: not from direct reclaim (PF_MEMALLOC without PF_KSWAPD).
     pub fn writepage_allowed(&self, ino: u32, index: u64, kswapd: bool) -> bool {
         match self.kind {
+            // ext3_ordered_writepage: reclaim holds no journal handle, so
+            // it writes (a page of a mapping without a block gets one).
+            FsKind::Ext3 => true,
             FsKind::Ext4 => self.bmap(ino, index) != NO_BLOCK,
             FsKind::Xfs => kswapd,
         }

@@ -218,6 +218,10 @@ pub enum ElevatorJson {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub enum FsKind {
+    /// ext3 (data=ordered): blocks at write time, page-cache pages of
+    /// write() allocated with __GFP_FS, ->writepage writes for reclaim.
+    #[serde(rename = "ext3")]
+    Ext3,
     #[serde(rename = "ext4")]
     Ext4,
     #[serde(rename = "xfs")]

@@ -1310,6 +1310,35 @@ mod tests {
     }
 
     #[test]
+    fn ext3_maps_blocks_at_write_time_and_takes_pages_with_gfp_fs() {
+        // ext3: block_write_begin maps each page's block as it is written,
+        // the file's blocks contiguous; write()'s pages come with __GFP_FS;
+        // reclaim's ->writepage writes. ext4 and xfs: blocks wait for
+        // writeback (delayed allocation), pages come without __GFP_FS.
+        for kind in ["ext3", "ext4", "xfs"] {
+            let mut k = boot(0);
+            k.fs.kind = match kind {
+                "ext3" => crate::spec::FsKind::Ext3,
+                "ext4" => crate::spec::FsKind::Ext4,
+                _ => crate::spec::FsKind::Xfs,
+            };
+            let (mut ctx, ino) = user_file(&mut k);
+            for idx in 0..3 {
+                assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
+            }
+            let blocks: Vec<u64> = (0..3).map(|i| k.fs.bmap(ino, i)).collect();
+            if kind == "ext3" {
+                assert!(blocks[0] != crate::fs::NO_BLOCK && blocks[1] == blocks[0] + 1 && blocks[2] == blocks[0] + 2, "{blocks:?}");
+                assert_ne!(k.write_begin_gfp() & gfp::FS, 0);
+            } else {
+                assert_eq!(blocks, vec![crate::fs::NO_BLOCK; 3], "{kind}");
+                assert_eq!(k.write_begin_gfp() & gfp::FS, 0, "{kind}");
+            }
+            assert_eq!(k.fs.writepage_allowed(ino, 0, false), kind == "ext3", "{kind}: direct reclaim's writepage");
+        }
+    }
+
+    #[test]
     fn an_uncongested_wait_iff_congested_counts_the_cpu_given_up() {
         // Nothing is congested: wait_iff_congested is cond_resched(). A task
         // early in its step goes on at once and reports no delay; one whose
