@@ -1,9 +1,10 @@
 //! The filesystem layer, simple but real: inodes with their page-cache
-//! radix roots and dirty state, block allocation at writeback time (delayed
-//! allocation, as both ext4 and xfs did), the inode-table write that comes
-//! with a new file's first writeback, and how each filesystem answers
-//! reclaim's ->writepage (ext4 refuses pages whose blocks are not yet
-//! allocated; xfs refuses direct reclaim but writes for kswapd).
+//! radix roots and dirty state, block allocation at write time (ext3) or
+//! at writeback time (delayed allocation, as both ext4 and xfs did), the
+//! inode-table write that comes with a new file's first writeback, and how
+//! each filesystem answers reclaim's ->writepage (ext3 writes; ext4 refuses
+//! pages whose blocks are not yet allocated; xfs refuses direct reclaim but
+//! writes for kswapd). No journal is modelled.
 
 use crate::spec::{FsKind, Spec};
 use std::collections::VecDeque;
