@@ -393,6 +393,15 @@ impl Kernel {
                 }
                 self.mm.next_vmstat_refresh = (t / 1_000_000_000 + 1) * 1_000_000_000;
             }
+            // cache_reap (CONFIG_SLAB): every REAPTIMEOUT_LIST3 each
+            // node's free slabs, in time order with the events.
+            while t >= self.slab.next_reap {
+                let at = self.slab.next_reap;
+                for n in 0..self.mm.nodes.len() {
+                    self.cache_reap(n, at);
+                }
+                self.slab.next_reap = at + crate::slab::REAP_INTERVAL_NS;
+            }
             if io {
                 self.now = t;
                 self.io_complete(t);

@@ -4,8 +4,15 @@
 //! proportional scan (mm/vmscan.c, 3.0).
 //!
 //! Objects live in slab pages taken from the buddy allocator on the
-//! allocating task's node (NR_SLAB_RECLAIMABLE of that zone); a page returns
-//! to the allocator when its last object is freed. Pruning an unused inode
+//! allocating task's node (NR_SLAB_RECLAIMABLE of that zone). With SLUB a
+//! page returns to the allocator when its last object is freed. With
+//! CONFIG_SLAB an empty slab stays on its node's free list (l3->slabs_free)
+//! while the node's free objects are within its free_limit, allocations
+//! take partial slabs first, then free ones, and cache_reap
+//! ([`Kernel::cache_reap`], every REAPTIMEOUT_LIST3) hands back a fifth of
+//! the free limit's worth of free slabs of a node whose free list no
+//! allocation touched since the last reap; SLAB's per-cpu and shared
+//! object arrays are not modelled. Pruning an unused inode
 //! that still has page-cache pages frees those pages first
 //! (invalidate_mapping_pages): the "inode steals" (pginodesteal,
 //! kswapd_inodesteal).
@@ -44,8 +51,37 @@ pub struct Cache {
     free_slots: Vec<u32>,
     /// Partial pages per node (slab page indices).
     partial: Vec<Vec<u32>>,
+    /// CONFIG_SLAB's empty slabs kept per node (l3->slabs_free), the most
+    /// recently emptied at the back.
+    free: Vec<std::collections::VecDeque<u32>>,
+    /// l3->free_objects: free objects in the node's partial and free slabs.
+    free_objects: Vec<u64>,
+    /// l3->free_limit: (1 + the node's CPUs) x batchcount + objects a slab.
+    free_limit: Vec<u64>,
+    /// l3->free_touched: an allocation took a free slab since the last reap.
+    free_touched: Vec<bool>,
     pub objects: u64,
 }
+
+/// enable_cpucache's per-cpu array limit by object size (mm/slab.c, 3.0);
+/// batchcount is (limit + 1) / 2.
+fn slab_batchcount(size: u32, page_size: u32) -> u64 {
+    let limit = if size > 131072 {
+        1
+    } else if size > page_size {
+        8
+    } else if size > 1024 {
+        24
+    } else if size > 256 {
+        54
+    } else {
+        120
+    };
+    (limit + 1) / 2
+}
+
+/// REAPTIMEOUT_LIST3: how often cache_reap looks at a node's lists (4 s).
+pub const REAP_INTERVAL_NS: u64 = 4_000_000_000;
 
 pub struct Slab {
     pub caches: [Cache; 3],
@@ -53,6 +89,8 @@ pub struct Slab {
     pub pages_freed: u64,
     /// shrinker->nr: scan work deferred to the next call, per shrinker.
     deferred: [u64; 2],
+    /// When cache_reap next looks at the nodes' lists (CONFIG_SLAB).
+    pub next_reap: u64,
 }
 
 impl Slab {
@@ -63,15 +101,26 @@ impl Slab {
             Some(FsKind::Xfs) => 1152,
             _ => 1024,
         };
-        let mk = |size: u32| Cache {
-            objs_per_page: (ps / size).clamp(1, 64),
-            pages: Vec::new(),
-            free_slots: Vec::new(),
-            partial: vec![Vec::new(); nodes],
-            objects: 0,
+        let mk = |size: u32| {
+            let objs_per_page = (ps / size).clamp(1, 64);
+            let batch = slab_batchcount(size, ps);
+            let limits = (0..nodes)
+                .map(|n| (1 + spec.machine.nodes.get(n).map_or(1, |ns| ns.cpus as u64)) * batch + objs_per_page as u64)
+                .collect();
+            Cache {
+                objs_per_page,
+                pages: Vec::new(),
+                free_slots: Vec::new(),
+                partial: vec![Vec::new(); nodes],
+                free: vec![std::collections::VecDeque::new(); nodes],
+                free_objects: vec![0; nodes],
+                free_limit: limits,
+                free_touched: vec![false; nodes],
+                objects: 0,
+            }
         };
         // struct buffer_head: 104 bytes on 64-bit 3.0 (39 to a 4 KiB page).
-        Slab { caches: [mk(192), mk(inode_size), mk(104)], pages_freed: 0, deferred: [0; 2] }
+        Slab { caches: [mk(192), mk(inode_size), mk(104)], pages_freed: 0, deferred: [0; 2], next_reap: REAP_INTERVAL_NS }
     }
     pub fn state_bytes(&self) -> u64 {
         self.caches.iter().map(|c| c.pages.len() as u64 * 20).sum()
@@ -86,8 +135,8 @@ impl Kernel {
     /// dentries with GFP_KERNEL (d_alloc).
     pub fn kmem_cache_alloc(&mut self, ctx: &mut Ctx, cache: usize) -> Result<u32, AllocRes> {
         let node = ctx.node;
-        let sp = match self.slab.caches[cache].partial[node].last() {
-            Some(&i) => i,
+        let sp = match self.slab_list_take(cache, node) {
+            Some(i) => i,
             None => {
                 let g = if cache == DENTRY { gfp::GFP_KERNEL } else { gfp::GFP_KERNEL & !gfp::FS };
                 let g = g | gfp::RECLAIMABLE;
@@ -124,7 +173,25 @@ impl Kernel {
             c.partial[pn].pop();
         }
         c.objects += 1;
+        let pn = c.pages[sp as usize].pnode as usize;
+        c.free_objects[pn] -= 1;
         Ok(sp * 64 + slot)
+    }
+
+    /// A slab of `node`'s lists with a free object: the last partial one,
+    /// else (CONFIG_SLAB) the most recently emptied free slab, which moves
+    /// to the end of the partial list and marks the node's free list
+    /// touched (cache_alloc_refill, ____cache_alloc_node).
+    fn slab_list_take(&mut self, cache: usize, node: usize) -> Option<u32> {
+        let c = &mut self.slab.caches[cache];
+        if let Some(&i) = c.partial[node].last() {
+            return Some(i);
+        }
+        let i = c.free[node].pop_back()?;
+        c.free_touched[node] = true;
+        c.pages[i as usize].ppos = c.partial[node].len() as u32;
+        c.partial[node].push(i);
+        Some(i)
     }
 
     /// mm/slab.c's way to a slab with a free object when this node's lists
@@ -143,7 +210,7 @@ impl Kernel {
                     // ____cache_alloc_node looks at the node's lists again:
                     // the first attempt's zone_reclaim may have pruned
                     // objects out of a full slab.
-                    if let Some(&i) = self.slab.caches[cache].partial[node].last() {
+                    if let Some(i) = self.slab_list_take(cache, node) {
                         return Ok(i);
                     }
                 }
@@ -158,7 +225,7 @@ impl Kernel {
                 if !self.kt[pid].mems.get(n).copied().unwrap_or(true) {
                     continue;
                 }
-                if let Some(&i) = self.slab.caches[cache].partial[n].last() {
+                if let Some(i) = self.slab_list_take(cache, n) {
                     return Ok(i);
                 }
             }
@@ -190,20 +257,24 @@ impl Kernel {
         };
         c.pages[i as usize].ppos = c.partial[list_node].len() as u32;
         c.partial[list_node].push(i);
+        c.free_objects[list_node] += c.objs_per_page as u64;
         i
     }
 
-    /// kmem_cache_free: the page goes back to the allocator when empty.
+    /// kmem_cache_free (free_block): an empty slab goes back to the
+    /// allocator, except that CONFIG_SLAB keeps it on its node's free list
+    /// while the node's free objects are within free_limit.
     pub fn kmem_cache_free(&mut self, ctx: &mut Ctx, cache: usize, obj: u32) {
         let (sp, slot) = (obj / 64, obj % 64);
+        let keep_free = self.k.slab_allocator == SlabAllocator::Slab;
         let c = &mut self.slab.caches[cache];
         let page = &mut c.pages[sp as usize];
         let was_full = page.free_mask == 0;
         page.free_mask |= 1u64 << slot;
         page.inuse -= 1;
         c.objects -= 1;
-        let pfn = page.pfn;
         let node = page.pnode as usize;
+        c.free_objects[node] += 1;
         if c.pages[sp as usize].inuse == 0 {
             if !was_full {
                 let pos = c.pages[sp as usize].ppos as usize;
@@ -213,16 +284,56 @@ impl Kernel {
                 }
                 c.pages[sp as usize].ppos = NIL;
             }
-            c.free_slots.push(sp);
-            let zi = self.mm.zone_of(pfn);
-            self.zs_add(zi, Zs::NrSlabReclaimable, -1);
-            self.mm.census.slab -= 1;
-            self.mm.pages.flags[pfn as usize] = 0;
-            self.mm.free_pages(ctx, pfn, 0);
-            self.slab.pages_freed += 1;
+            if keep_free && c.free_objects[node] <= c.free_limit[node] {
+                c.free[node].push_back(sp);
+            } else {
+                self.slab_destroy(ctx, cache, sp);
+            }
         } else if was_full {
             c.pages[sp as usize].ppos = c.partial[node].len() as u32;
             c.partial[node].push(sp);
+        }
+    }
+
+    /// slab_destroy: an empty slab's page back to the buddy allocator.
+    fn slab_destroy(&mut self, ctx: &mut Ctx, cache: usize, sp: u32) {
+        let c = &mut self.slab.caches[cache];
+        let page = &c.pages[sp as usize];
+        let (pfn, node) = (page.pfn, page.pnode as usize);
+        c.free_objects[node] -= c.objs_per_page as u64;
+        c.free_slots.push(sp);
+        let zi = self.mm.zone_of(pfn);
+        self.zs_add(zi, Zs::NrSlabReclaimable, -1);
+        self.mm.census.slab -= 1;
+        self.mm.pages.flags[pfn as usize] = 0;
+        self.mm.free_pages(ctx, pfn, 0);
+        self.slab.pages_freed += 1;
+    }
+
+    /// cache_reap's look at one node's lists (every REAPTIMEOUT_LIST3):
+    /// for each cache, if no allocation took a free slab since the last
+    /// look, drain_freelist destroys the oldest free slabs, up to a fifth
+    /// of free_limit in slabs (rounded up); otherwise it only clears the
+    /// touched mark. The pages go to the per-cpu list of the node's first
+    /// CPU (the reaping worker's); its time is not charged to any task.
+    pub fn cache_reap(&mut self, node: usize, now: u64) {
+        if self.k.slab_allocator != SlabAllocator::Slab {
+            return;
+        }
+        let Some(cpu) = self.mm.cpu_node.iter().position(|&n| n == node) else { return };
+        let mut ctx = Ctx { cpu, node, now, sys: 0, spin: 0, user: 0, pid: 0 };
+        for cache in [DENTRY, INODE, BUFFER_HEAD] {
+            let c = &mut self.slab.caches[cache];
+            if c.free_touched[node] {
+                c.free_touched[node] = false;
+                continue;
+            }
+            let num = c.objs_per_page as u64;
+            let tofree = c.free_limit[node].div_ceil(5 * num);
+            for _ in 0..tofree {
+                let Some(sp) = self.slab.caches[cache].free[node].pop_front() else { break };
+                self.slab_destroy(&mut ctx, cache, sp);
+            }
         }
     }
 
@@ -464,6 +575,50 @@ mod tests {
 
     fn page_of(k: &Kernel, obj: u32) -> &SlabPage {
         &k.slab.caches[DENTRY].pages[(obj / 64) as usize]
+    }
+
+    #[test]
+    fn slab_keeps_empty_slabs_up_to_free_limit_and_cache_reap_drains_untouched_ones() {
+        // Inodes: 1 KiB objects, 4 to a page; enable_cpucache's limit 54,
+        // batchcount 27; node 0 has 2 CPUs: free_limit = 3 x 27 + 4 = 85.
+        let (mut k, mut ctx, _) = boot("slab", &[]);
+        assert_eq!(k.slab.caches[INODE].free_limit[0], 85);
+        let objs: Vec<u32> = (0..160).map(|_| k.kmem_cache_alloc(&mut ctx, INODE).ok().unwrap()).collect();
+        let pages = k.mm.census.slab;
+        assert_eq!(pages, 40);
+        // Freed slab by slab: an emptied slab is kept while the node's free
+        // objects (its own four included) are at most 85, so 21 are kept
+        // and the other 19 go back to the allocator as they empty.
+        for &o in &objs {
+            k.kmem_cache_free(&mut ctx, INODE, o);
+        }
+        assert_eq!(k.slab.caches[INODE].free[0].len(), 21);
+        assert_eq!(k.slab.caches[INODE].free_objects[0], 84);
+        assert_eq!(k.mm.census.slab, 21);
+        // The next inode comes from the most recently emptied free slab (no
+        // new page) and marks the free list touched.
+        let last = *k.slab.caches[INODE].free[0].back().unwrap();
+        let o = k.kmem_cache_alloc(&mut ctx, INODE).ok().unwrap();
+        assert_eq!(o / 64, last);
+        assert_eq!(k.mm.census.slab, 21);
+        assert_eq!(k.slab.caches[INODE].free_objects[0], 83);
+        // cache_reap: a touched list is only untouched; an untouched one
+        // loses its oldest ceil(85 / (5 x 4)) = 5 free slabs.
+        k.cache_reap(0, 4_000_000_000);
+        assert_eq!((k.slab.caches[INODE].free[0].len(), k.mm.census.slab), (20, 21));
+        k.cache_reap(0, 8_000_000_000);
+        assert_eq!((k.slab.caches[INODE].free[0].len(), k.mm.census.slab), (15, 16));
+        let zs: i64 = k.mm.zones.iter().map(|z| z.vm_stat[Zs::NrSlabReclaimable as usize]).sum();
+        assert_eq!(zs, 16);
+        // CONFIG_SLUB keeps nothing: every slab goes back as it empties.
+        let (mut k, mut ctx, _) = boot("slub", &[]);
+        let objs: Vec<u32> = (0..160).map(|_| k.kmem_cache_alloc(&mut ctx, INODE).ok().unwrap()).collect();
+        for &o in &objs {
+            k.kmem_cache_free(&mut ctx, INODE, o);
+        }
+        assert_eq!(k.mm.census.slab, 0);
+        k.cache_reap(0, 4_000_000_000);
+        assert_eq!(k.mm.census.slab, 0);
     }
 
     #[test]
