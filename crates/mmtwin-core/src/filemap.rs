@@ -255,6 +255,34 @@ impl Kernel {
         }
     }
 
+    /// wait_on_page_writeback where a write finds its page: 3.0 and 3.1's
+    /// grab_cache_page_write_begin (write(2)) and __block_page_mkwrite (a
+    /// write fault on a shared mapping, after it dirtied the page) wait,
+    /// holding the page lock, until the page's writeback ends. From 3.9
+    /// they wait only on devices that need stable pages
+    /// (wait_for_stable_page), which no preset has; 2.6.18's runs write no
+    /// files. Some(sleep) while the task must wait; None when the page is
+    /// not under writeback, after letting go of the page it waited on.
+    pub fn write_wait_on_page_writeback(&mut self, ctx: &Ctx, p: u32) -> Option<PageOp> {
+        let pid = ctx.pid as usize;
+        let waits = matches!(self.era, crate::spec::Era::V30 | crate::spec::Era::V31);
+        if !waits || !self.mm.pages.test(p, PG_WRITEBACK) {
+            if std::mem::take(&mut self.kt[pid].stable_wait) {
+                self.mm.pages.clear(p, PG_FAULTREF);
+            }
+            return None;
+        }
+        if !self.kt[pid].stable_wait {
+            self.kt[pid].stable_wait = true;
+            self.mm.sim.writeback_waits += 1;
+        }
+        // The page lock the writer holds meanwhile: reclaim's trylock_page
+        // fails on it, and the flusher comes back to it later.
+        self.mm.pages.set(p, PG_FAULTREF);
+        let zi = self.mm.zone_of(p);
+        Some(PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true }))
+    }
+
     /// One page of generic_perform_write: find or create the page, copy
     /// `bytes` into it, dirty it, mark it accessed, and throttle.
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
@@ -264,7 +292,12 @@ impl Kernel {
             }
         }
         let p = match self.find_get_page(ino, index) {
-            Some(p) => p,
+            Some(p) => {
+                if let Some(op) = self.write_wait_on_page_writeback(ctx, p) {
+                    return op;
+                }
+                p
+            }
             None => match self.page_cache_alloc(ctx, ino, index, self.write_begin_gfp()) {
                 Ok(p) => {
                     self.mm.pages.set(p, PG_UPTODATE);

@@ -179,7 +179,11 @@ impl Kernel {
                 idx += 1;
                 continue;
             }
-            if self.mm.pages.test(p, PG_WRITEBACK) {
+            // A writer holding the page while it waits for the page's last
+            // writeback (write_wait_on_page_writeback): write_cache_pages
+            // would sleep on the page lock; it is passed over like a page
+            // still in flight.
+            if self.mm.pages.flags[p as usize] & (PG_WRITEBACK | PG_FAULTREF) != 0 {
                 first_skipped = first_skipped.min(idx);
                 idx += 1;
                 continue;

@@ -50,6 +50,9 @@ pub struct KTask {
     pub wait: crate::backing_dev::PendingWait,
     /// A page fault that slept (waiting on I/O or a page lock) is resuming.
     pub in_fault: bool,
+    /// Asleep in wait_on_page_writeback for a page it is writing to
+    /// (grab_cache_page_write_begin, __block_page_mkwrite in 3.0 and 3.1).
+    pub stable_wait: bool,
     /// Reclaim met enough dirty pages in this zone to throttle (patch 6):
     /// the reclaimer calls wait_iff_congested at its next point that can sleep.
     pub throttle: Option<usize>,
@@ -285,6 +288,7 @@ impl Kernel {
                 pte_ready: false,
                 wait: Default::default(),
                 in_fault: false,
+                stable_wait: false,
                 throttle: None,
                 request_wait: false,
                 ioc: Default::default(),
@@ -813,6 +817,7 @@ impl Kernel {
         result["sim"]["request_list_peak"] = json!(request_list_peak);
         result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
         result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);
+        result["sim"]["writeback_waits"] = json!(self.mm.sim.writeback_waits);
         let mut spl = serde_json::Map::new();
         for (i, who) in ["direct_file", "direct_anon", "kswapd_file", "kswapd_anon"].iter().enumerate() {
             let counts: serde_json::Map<String, Value> =

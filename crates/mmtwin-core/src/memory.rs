@@ -176,6 +176,9 @@ impl Kernel {
             self.mm.pages.clear(p, PG_RECLAIM);
         }
         self.set_page_dirty(ctx, p);
+        if let Some(op) = self.write_wait_on_page_writeback(ctx, p) {
+            return op;
+        }
         PageOp::Done
     }
 

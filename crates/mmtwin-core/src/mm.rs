@@ -298,6 +298,9 @@ pub struct SimCounters {
     /// reclaim freed before anybody used them (PG_RA_HOLE).
     pub ra_holes: u64,
     pub ra_holes_reclaimed: u64,
+    /// Writes (write(2) or a write fault) that found their page under
+    /// writeback and waited for it to end (Kernel::wait_for_stable_page).
+    pub writeback_waits: u64,
     /// shrink_page_list's outcome for each page it examined, by reclaimer
     /// (direct, which includes zone_reclaim, or kswapd) and list (file or
     /// anon): see `vmscan::SPL_OUTCOMES`.

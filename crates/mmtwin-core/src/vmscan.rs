@@ -1441,6 +1441,59 @@ mod tests {
     }
 
     #[test]
+    fn a_write_to_a_page_under_writeback_waits_for_it_in_3_0_and_not_after() {
+        // 3.0: grab_cache_page_write_begin waits for the page's writeback
+        // before write(2) copies into it; __block_page_mkwrite dirties the
+        // page, then waits. 4.11 waits only on devices needing stable pages.
+        use crate::filemap::PageOp;
+        use crate::spec::Era;
+        for era in [Era::V30, Era::V411] {
+            let mut k = boot(0);
+            k.era = era;
+            let (mut ctx, ino) = user_file(&mut k);
+            for idx in 0..2 {
+                assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), PageOp::Done));
+            }
+            k.lru_add_drain(&mut ctx);
+            let (p, q) = (k.find_get_page(ino, 0).unwrap(), k.find_get_page(ino, 1).unwrap());
+            for x in [p, q] {
+                k.clear_page_dirty_for_io(x);
+                k.set_page_writeback(x);
+            }
+            let zi = k.mm.zone_of(p);
+            let sleeps = |r: &PageOp| matches!(r, PageOp::Sleep(Next::Sleep { wq: Some(Wq::Page(z)), io: true, .. }) if *z == zi);
+            // write(2) to page 0.
+            let r = k.write_page(&mut ctx, ino, 0, 4096);
+            if era == Era::V30 {
+                assert!(sleeps(&r), "{era:?}: write(2) did not wait for the page's writeback");
+                assert!(!k.mm.pages.test(p, PG_DIRTY), "copied before the wait");
+                assert!(k.mm.pages.test(p, PG_FAULTREF), "reclaim could take the page the writer holds");
+                // Woken by another page's completion: waits again, one wait counted.
+                assert!(sleeps(&k.write_page(&mut ctx, ino, 0, 4096)));
+                assert_eq!(k.mm.sim.writeback_waits, 1);
+                k.end_page_writeback(p);
+                assert!(matches!(k.write_page(&mut ctx, ino, 0, 4096), PageOp::Done));
+            } else {
+                assert!(matches!(r, PageOp::Done), "{era:?}");
+            }
+            assert!(k.mm.pages.test(p, PG_DIRTY) && !k.mm.pages.test(p, PG_FAULTREF));
+            // A write fault on page 1 of the shared mapping.
+            let r = k.shared_write_fault(&mut ctx, ino, 1);
+            assert!(k.mm.pages.test(q, PG_DIRTY), "{era:?}: page_mkwrite dirties the page first");
+            if era == Era::V30 {
+                assert!(sleeps(&r), "the write fault did not wait for the page's writeback");
+                k.end_page_writeback(q);
+                assert!(matches!(k.shared_write_fault(&mut ctx, ino, 1), PageOp::Done));
+                assert_eq!(k.mm.sim.writeback_waits, 2);
+            } else {
+                assert!(matches!(r, PageOp::Done));
+                assert_eq!(k.mm.sim.writeback_waits, 0);
+            }
+            assert!(!k.mm.pages.test(q, PG_FAULTREF));
+        }
+    }
+
+    #[test]
     fn unlink_frees_the_pages_not_under_writeback_before_it_waits() {
         // truncate_inode_pages_range (3.0): a first pass removes every page
         // neither locked nor under writeback; only then does it wait.
