@@ -443,7 +443,7 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.devices[0].rpm: missing; a seek curve needs rpm, track_seek_us and full_seek_us (track_seek_us is given)"),
         ("access_us = 8000", "",
          "storage.devices[0].access_us: missing; give access_us (a flat access time) or rpm, track_seek_us and full_seek_us (a seek curve)"),
-        ("disks = 1", 'disks = 1\nelevator = "cfq"', "storage.devices[0].elevator: 'cfq' is not allowed; expected 'noop' or 'deadline'"),
+        ("disks = 1", 'disks = 1\nelevator = "bfq"', "storage.devices[0].elevator: 'bfq' is not allowed; expected 'noop', 'deadline' or 'cfq'"),
         ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",
          "storage.swap.size_mib: 20000 MiB is a swap area larger than its device sda (10000 MiB = 1 x 10000 MiB)"),

@@ -286,9 +286,10 @@ class StorageDevice(StrictModel):
     # The member disks' I/O scheduler: "noop" serves reads and writes in
     # arrival order; "deadline" keeps each direction sorted by sector and
     # serves batches in ascending order, reads first, with writes let
-    # through after two read batches and expired pieces first
-    # (block.rs, docs/config-schema.md).
-    elevator: Literal["noop", "deadline"] = "noop"
+    # through after two read batches and expired pieces first; "cfq" gives
+    # each reader its own queue and the writes one shared queue, served in
+    # turns of time slices (block.rs, docs/config-schema.md).
+    elevator: Literal["noop", "deadline", "cfq"] = "noop"
 
     @field_validator("name")
     @classmethod

@@ -1,6 +1,7 @@
 //! The block layer: request queues (one per disk; md RAID-0 remaps bios to
 //! its members' queues), back merging, an
-//! elevator per disk (noop, or deadline with its sector sort and expiry),
+//! elevator per disk (noop; deadline with its sector sort and expiry; or
+//! cfq with its per-reader queues, service trees, slices and idling),
 //! md RAID-0 striping, request-count congestion (3.0 semantics), and disks
 //! with a flat access time or a seek curve and rotation.
 //!
@@ -34,7 +35,9 @@
 //!   when any member is (`raid0_congested`). Requests never span chunks.
 //! * Each disk serves one piece at a time, in the order its [`Elevator`]
 //!   picks (noop: arrival order; deadline: sector order in batches, reads
-//!   first, with expiry).
+//!   first, with expiry; cfq: queue by queue in time slices, see
+//!   [`Elevator::Cfq`]). A cfq disk may also sit idle on purpose, waiting
+//!   for the active reader's next read; its idle timer is a block event.
 //! * A piece costs its bytes at `bandwidth_mib_s`, plus, unless it starts
 //!   exactly where the previous piece served by that disk ended, either the
 //!   flat `access_us` or, with `rpm` set, a seek over the distance plus half a
@@ -101,6 +104,63 @@ pub enum Elevator {
     /// `writes_starved` (2) read batches, and starts at the oldest piece of
     /// its direction when that one has expired or the sweep reached the end.
     Deadline,
+    /// `cfq` (block/cfq-iosched.c, 3.0's default), with one cgroup and
+    /// every task at the default best-effort priority: a queue per process
+    /// for its synchronous reads (its io_context's cfqq) and one shared
+    /// queue for asynchronous writes; read bios merge only within their own
+    /// queue. A queue that becomes busy, or whose slice ends with requests
+    /// left, joins its workload's service tree with the key now + (queues
+    /// - 1) x (180 ms - its priority slice: 100 ms sync, 40 ms async), so
+    /// writes wait longer (cfq_slice_offset). The disk serves one workload,
+    /// sync or async, until its workload slice ends (300 ms x its queues /
+    /// busy queues; async: also at most 300 ms x async queues / busy
+    /// queues, then x 40/100; sync at least 16 ms), then the workload whose
+    /// first queue has the lowest key (cfq_choose_wl). In a workload, the
+    /// queue with the lowest key is served alone for its slice
+    /// (cfq_scaled_cfqq_slice: 100 or 40 ms, scaled down by low_latency
+    /// when the busy queues' sync slices add up to more than 300 ms) or
+    /// until it has nothing left, in ascending sector order from the head;
+    /// a reader whose last 32 reads were not seeky (at most 4 farther than
+    /// 800 sectors from the one before) keeps the disk idle up to
+    /// `slice_idle` (8 ms) for its next read (cfq_arm_slice_timer), its
+    /// idle timer being a block event. A read that arrives while the writes have the disk preempts them
+    /// (cfq_should_preempt: sync over async): its queue goes to the front
+    /// and is served next, once the writes already in the drive are done
+    /// (a turn of the writes puts up to cfq_quantum / 2 = 4 into an NCQ
+    /// drive, one per 100 ms since a read last waited 125 ms, at least one:
+    /// cfq_may_dispatch); the writes keep the rest of their slice.
+    /// Simplified: a queue's "existing queues" count is the busy ones; the
+    /// disk serves the pieces one at a time in this order (an NCQ drive
+    /// would reorder those it holds); no think-time test for idling, no
+    /// separate SYNC_NOIDLE tree (seeky readers), no FIFO expiry inside a
+    /// queue, no other preemption rule.
+    Cfq,
+}
+
+/// cfq's slices (3.0 defaults, ns): `slice_sync` HZ/10, `slice_async`
+/// HZ/25, `slice_idle` HZ/125, and low_latency's `target_latency` HZ*3/10.
+const CFQ_SLICE_SYNC: u64 = 100_000_000;
+const CFQ_SLICE_ASYNC: u64 = 40_000_000;
+const CFQ_SLICE_IDLE: u64 = 8_000_000;
+const CFQ_TARGET_LATENCY: u64 = 300_000_000;
+/// cfq_quantum / 2: the most requests a queue has in the drive at once
+/// (cfq_may_dispatch), and `fifo_expire_sync` (HZ/8), past which a read
+/// counts as delayed (last_delayed_sync).
+const CFQ_ASYNC_DEPTH: u32 = 4;
+const CFQ_FIFO_EXPIRE_SYNC: u64 = 125_000_000;
+/// The cfq queue of every asynchronous request.
+const ASYNC_Q: u32 = u32::MAX - 1; // below NONE (u32::MAX), above every io_context id
+
+/// cfq_scaled_cfqq_slice (3.0, low_latency): the slice of a queue of the
+/// given kind when `busy` queues share the disk.
+pub fn cfq_slice(sync: bool, busy: u64) -> u64 {
+    let base = if sync { CFQ_SLICE_SYNC } else { CFQ_SLICE_ASYNC };
+    let expect = CFQ_SLICE_SYNC * busy.max(1);
+    if expect <= CFQ_TARGET_LATENCY {
+        return base;
+    }
+    let low = base.min(2 * CFQ_SLICE_IDLE * base / CFQ_SLICE_SYNC);
+    (base * CFQ_TARGET_LATENCY / expect).max(low)
 }
 
 /// deadline's `fifo_batch` and `writes_starved` defaults (3.0).
@@ -169,6 +229,9 @@ pub const BLK_BATCH_REQ: u32 = 32;
 /// A task's `io_context` batching state (block/blk-core.c, 3.0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ioc {
+    /// The task the io_context belongs to (pid + 1; 0: none): cfq keeps a
+    /// queue of synchronous requests per io_context.
+    pub id: u32,
     /// `nr_batch_requests`: requests left in the batch.
     pub nr_batch: u32,
     /// `last_waited`: when the batch began (ns).
@@ -294,6 +357,9 @@ struct Req {
     in_use: bool,
     started: bool,
     dir: Dir,
+    /// cfq: the queue the request is on (the reader's io_context id, or
+    /// ASYNC_Q for a write).
+    owner: u32,
     seq: u64,
     /// First block (page) on the device and length in pages.
     block: u64,
@@ -330,6 +396,47 @@ struct Disk {
     /// Disk-local sector after the last piece started (NO_POS: none yet).
     pos: u64,
     busy_ns: u64,
+    /// cfq: the active queue (NONE: none), and when its slice began and ends.
+    cq: u32,
+    q_start: u64,
+    q_end: u64,
+    /// cfq: the busy queues waiting for a turn, as (rb_key, insertion
+    /// order, queue): the service trees of the sync and async workloads
+    /// in one list.
+    tree: Vec<(u64, u64, u32)>,
+    /// cfq: the workload being served (0 sync, 1 async) and when its
+    /// workload slice ends.
+    wl: usize,
+    wl_end: u64,
+    /// cfq: insertions into `tree` so far (ties of keys go in that order).
+    tseq: u64,
+    /// cfq: async pieces the active write queue has in the drive, which a
+    /// preempting read must wait for (cfq_may_dispatch's depth).
+    async_left: u32,
+    /// cfq: when a read last completed 125 ms or more after it was queued
+    /// (last_delayed_sync; NO_POS: never).
+    last_delayed_sync: u64,
+    /// cfq: the idle timer (0: not armed): the disk waits until then for
+    /// the active sync queue's next request (cfq_arm_slice_timer).
+    idle_until: u64,
+    /// cfq, per io_context id: where its last read on this disk ended and
+    /// the last 32 reads' seek history (a bit per read farther than
+    /// CFQQ_SEEK_THR from the previous one), for CFQQ_SEEKY.
+    seek: Vec<(u64, u32)>,
+}
+
+impl Disk {
+    /// When something next happens on the disk: its piece in service
+    /// ends, or (cfq) its idle timer runs out.
+    fn event(&self) -> Option<u64> {
+        if self.busy {
+            Some(self.end)
+        } else if self.idle_until != 0 {
+            Some(self.idle_until)
+        } else {
+            None
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -417,6 +524,10 @@ struct Queue {
     /// Per member and direction: `blk_queue_full` (set by the allocation
     /// that fills the list, cleared when a freed request leaves room).
     mfull: Vec<[bool; 2]>,
+    /// cfq: scratch list of the busy queues (no allocation per dispatch).
+    owners: Vec<u32>,
+    /// cfq: idle timers that ran out.
+    idle_fired: u64,
     /// Request-list id of member 0 (the others follow).
     base: u32,
     hint: usize,
@@ -437,7 +548,7 @@ impl Queue {
         let slots = 2 * (3 * s.nr_requests as usize / 2).max(1) * n;
         let (on, off) = congestion_thresholds(s.nr_requests);
         let fifo = [VecDeque::with_capacity(slots), VecDeque::with_capacity(slots)];
-        let sorted = if s.elevator == Elevator::Deadline {
+        let sorted = if s.elevator != Elevator::Noop {
             [Vec::with_capacity(slots), Vec::with_capacity(slots)]
         } else {
             [Vec::new(), Vec::new()]
@@ -454,6 +565,17 @@ impl Queue {
             svc: 0,
             pos: NO_POS,
             busy_ns: 0,
+            cq: NONE,
+            q_start: 0,
+            q_end: 0,
+            tree: Vec::new(),
+            wl: 0,
+            wl_end: 0,
+            tseq: 0,
+            idle_until: 0,
+            seek: Vec::new(),
+            async_left: 0,
+            last_delayed_sync: NO_POS,
         };
         let disk_sectors = ((s.size_mib << 11) / n as u64).max(1);
         Queue {
@@ -489,6 +611,8 @@ impl Queue {
             mcount: vec![[0; 2]; n],
             mcongested: vec![[false; 2]; n],
             mfull: vec![[false; 2]; n],
+            owners: Vec::with_capacity(slots),
+            idle_fired: 0,
             base: 0,
             hint: 0,
             seq: 0,
@@ -507,11 +631,13 @@ impl Queue {
         ((chunk % n) as usize, (chunk / n) * self.chunk + off)
     }
 
-    fn mergeable(&self, s: usize, dir: Dir, block: u64, np: usize, spp: u64) -> bool {
+    fn mergeable(&self, s: usize, dir: Dir, block: u64, np: usize, spp: u64, owner: u32) -> bool {
         let r = &self.reqs[s];
         r.in_use
             && !r.started
             && r.dir == dir
+            // cfq_allow_merge: a read joins only a request of its own queue.
+            && (self.elevator != Elevator::Cfq || r.owner == owner)
             && r.block + u64::from(r.npages) == block
             && r.npages as usize + np <= self.maxp
             // A request is one member's: it stays within one chunk.
@@ -549,7 +675,7 @@ impl Queue {
                 self.stamps += 1;
                 let dir = self.reqs[s].dir.idx();
                 self.disks[d].fifo[dir].push_back(s as u32);
-                if self.elevator == Elevator::Deadline {
+                if self.elevator != Elevator::Noop {
                     let at = self.sort_pos(d, dir, s as u32);
                     self.disks[d].sorted[dir].insert(at, s as u32);
                 }
@@ -592,6 +718,9 @@ impl Queue {
             };
             let s = self.disks[d].fifo[dir].pop_front().expect("a waiting piece");
             return Some((dir, s));
+        }
+        if self.elevator == Elevator::Cfq {
+            return self.cfq_dispatch(d, t);
         }
         // deadline_dispatch_requests: go on with the batch in sector order...
         let k = &self.disks[d];
@@ -637,6 +766,160 @@ impl Queue {
         Some((dir, s))
     }
 
+    /// Does cfq queue `q` have a piece waiting on disk `d`?
+    fn cfq_has(&self, d: usize, q: u32) -> bool {
+        if q == ASYNC_Q {
+            return !self.disks[d].sorted[1].is_empty();
+        }
+        self.disks[d].sorted[0].iter().any(|&s| self.reqs[s as usize].owner == q)
+    }
+
+    /// cfq_service_tree_add: queue `q` joins its service tree at time `t`.
+    fn cfq_tree_add(&mut self, d: usize, q: u32, t: u64, nr: u64) {
+        let prio_slice = if q == ASYNC_Q { CFQ_SLICE_ASYNC } else { CFQ_SLICE_SYNC };
+        // cfq_prio_slice(sync, prio 0) = 100 + 100/5 x 4 ms.
+        let key = t + nr.saturating_sub(1) * (CFQ_SLICE_SYNC * 9 / 5 - prio_slice);
+        let k = &mut self.disks[d];
+        k.tseq += 1;
+        k.tree.push((key, k.tseq, q));
+    }
+
+    /// cfq_dispatch_requests, as [`Elevator::Cfq`] describes it.
+    fn cfq_dispatch(&mut self, d: usize, t: u64) -> Option<(usize, u32)> {
+        if self.disks[d].sorted[0].is_empty() && self.disks[d].sorted[1].is_empty() {
+            return None;
+        }
+        // Queues that became busy since the last dispatch join their tree,
+        // at the time their first waiting piece came (cfq_add_cfqq_rr).
+        let mut owners = std::mem::take(&mut self.owners);
+        owners.clear();
+        for &x in &self.disks[d].sorted[0] {
+            owners.push(self.reqs[x as usize].owner);
+        }
+        if !self.disks[d].sorted[1].is_empty() {
+            owners.push(ASYNC_Q);
+        }
+        owners.sort_unstable();
+        owners.dedup();
+        let nr = owners.len() as u64;
+        for &q in &owners {
+            if q != self.disks[d].cq && !self.disks[d].tree.iter().any(|e| e.2 == q) {
+                let dir = usize::from(q == ASYNC_Q);
+                let since = self.disks[d].fifo[dir]
+                    .iter()
+                    .filter(|&&x| dir == 1 || self.reqs[x as usize].owner == q)
+                    .map(|&x| self.queued[x as usize * self.n + d])
+                    .min()
+                    .unwrap_or(t);
+                self.cfq_tree_add(d, q, since, nr);
+            }
+        }
+        self.owners = owners;
+        if self.disks[d].cq == ASYNC_Q && self.disks[d].async_left == 0 {
+            // cfq_should_preempt: a read that came while the writes had the
+            // disk takes it at once (cfq_preempt_queue). The writes keep
+            // what was left of their slice (slice_resid); the reader goes to
+            // the front of its tree, a second ahead of the first queue.
+            let q_start = self.disks[d].q_start;
+            let trigger = self.disks[d].fifo[0].iter().copied().find(|&x| self.queued[x as usize * self.n + d] >= q_start);
+            if let Some(x) = trigger {
+                let reader = self.reqs[x as usize].owner;
+                let resid = self.disks[d].q_end.saturating_sub(t);
+                if !self.disks[d].sorted[1].is_empty() {
+                    self.cfq_tree_add(d, ASYNC_Q, t.saturating_sub(resid), nr);
+                }
+                let k = &mut self.disks[d];
+                k.tree.retain(|e| e.2 != reader);
+                let front = k.tree.iter().map(|e| e.0).min().unwrap_or(t).saturating_sub(1_000_000_000);
+                k.tseq += 1;
+                k.tree.push((front, k.tseq, reader));
+                k.cq = NONE;
+                k.wl_end = 0;
+            }
+        }
+        let cq = self.disks[d].cq;
+        let has = cq != NONE && self.cfq_has(d, cq);
+        let live = cq != NONE && t < self.disks[d].q_end;
+        if live && !has && cq != ASYNC_Q {
+            // The active reader has nothing here: idle for its next read
+            // (cfq_should_idle: a sync queue that is not seeky), up to
+            // slice_idle, unless the timer already ran out.
+            let (_, hist) = self.disks[d].seek.get(cq as usize).copied().unwrap_or((NO_POS, 0));
+            let k = &mut self.disks[d];
+            if hist.count_ones() <= 32 / 8 && (k.idle_until == 0 || t < k.idle_until) {
+                if k.idle_until == 0 {
+                    k.idle_until = t + CFQ_SLICE_IDLE;
+                }
+                return None;
+            }
+        }
+        self.disks[d].idle_until = 0;
+        let keep = live && has;
+        if !keep {
+            // cfq_slice_expired: a queue with requests left goes back to its tree.
+            if cq != NONE && self.cfq_has(d, cq) {
+                self.cfq_tree_add(d, cq, t, nr);
+            }
+            let k = &mut self.disks[d];
+            k.cq = NONE;
+            let kind = |q: u32| usize::from(q == ASYNC_Q);
+            // choose_service_tree: keep the workload while it lasts and has
+            // queues, else the one whose first queue has the lowest key.
+            let has_wl = k.tree.iter().any(|e| kind(e.2) == k.wl);
+            if !(has_wl && t < k.wl_end) {
+                let first = k.tree.iter().min_by_key(|e| (e.0, e.1)).expect("a busy queue");
+                k.wl = kind(first.2);
+                let count = k.tree.iter().filter(|e| kind(e.2) == k.wl).count() as u64;
+                let busy = k.tree.len() as u64;
+                let mut slice = CFQ_TARGET_LATENCY * count / busy;
+                if k.wl == 1 {
+                    slice = slice.min(CFQ_TARGET_LATENCY / busy) * CFQ_SLICE_ASYNC / CFQ_SLICE_SYNC;
+                } else {
+                    slice = slice.max(2 * CFQ_SLICE_IDLE);
+                }
+                k.wl_end = t + slice;
+            }
+            // cfq_set_active_queue: the workload's first queue.
+            let wl = k.wl;
+            let i = (0..k.tree.len()).filter(|&i| kind(k.tree[i].2) == wl).min_by_key(|&i| (k.tree[i].0, k.tree[i].1)).expect("a queue of the workload");
+            let (_, _, q) = k.tree.swap_remove(i);
+            k.cq = q;
+            k.q_start = t;
+            k.q_end = t + cfq_slice(q != ASYNC_Q, nr);
+            if q == ASYNC_Q {
+                // cfq_may_dispatch: up to cfq_quantum / 2 (4) writes go to
+                // the drive at once, fewer while reads are being delayed:
+                // one per 100 ms since the last read that waited 125 ms.
+                let depth = if k.last_delayed_sync == NO_POS { CFQ_ASYNC_DEPTH } else { (t.saturating_sub(k.last_delayed_sync) / CFQ_SLICE_SYNC) as u32 };
+                k.async_left = depth.clamp(1, CFQ_ASYNC_DEPTH);
+            }
+        }
+        let q = self.disks[d].cq;
+        let dir = usize::from(q == ASYNC_Q);
+        // The queue's next piece in sector order from the head, else its first.
+        let pos = self.disks[d].pos;
+        let list = &self.disks[d].sorted[dir];
+        let from = if pos == NO_POS { 0 } else { list.partition_point(|&x| self.key(x, d).0 < pos) };
+        let mine = |&x: &u32| dir == 1 || self.reqs[x as usize].owner == q;
+        let at = list[from..].iter().position(mine).map(|i| from + i).or_else(|| list[..from].iter().position(mine)).expect("the queue has a piece here");
+        let (start, len) = self.piece[list[at] as usize * self.n + d];
+        let k = &mut self.disks[d];
+        k.async_left = k.async_left.saturating_sub(u32::from(dir == 1));
+        if dir == 0 {
+            // cfq_update_io_seektime: CFQQ_SEEK_THR is 800 sectors.
+            if k.seek.len() <= q as usize {
+                k.seek.resize(q as usize + 1, (NO_POS, 0));
+            }
+            let (last, hist) = k.seek[q as usize];
+            let seeky = last != NO_POS && start.abs_diff(last) > 800;
+            k.seek[q as usize] = (start + len, (hist << 1) | u32::from(seeky));
+        }
+        let s = k.sorted[dir].remove(at);
+        let f = k.fifo[dir].iter().position(|&x| x == s).expect("sorted and fifo hold the same pieces");
+        k.fifo[dir].remove(f);
+        Some((dir, s))
+    }
+
     /// Start the piece the elevator picks on disk `d`, no earlier than `t`.
     fn start(&mut self, d: usize, t: u64) {
         let Some((_, s)) = self.dispatch(d, t) else {
@@ -656,7 +939,7 @@ impl Queue {
 
     /// Recompute `next`: the earliest end of a piece in service.
     fn refresh_next(&mut self) {
-        self.next = self.disks.iter().filter(|k| k.busy).map(|k| k.end).min();
+        self.next = self.disks.iter().filter_map(Disk::event).min();
     }
 
     /// Emit one completion per bio of finished request `s` and free it
@@ -709,6 +992,7 @@ impl Kernel {
         let now = ctx.clock();
         let pid = ctx.pid as usize;
         let mut ioc = self.kt[pid].ioc;
+        ioc.id = ctx.pid + 1;
         if std::mem::take(&mut self.kt[pid].ioc_slept) {
             self.blk.ioc_set_batching(&mut ioc, now);
         }
@@ -930,6 +1214,12 @@ impl BlockLayer {
         self.submit_ioc(now, dev, dir, block, pfns, tag, &mut Ioc::default())
     }
 
+    /// Submit a read for the task whose io_context id is `owner` (pid + 1),
+    /// not batching: cfq queues it with that task's other reads.
+    pub fn submit_read(&mut self, now: u64, dev: usize, block: u64, pfns: &[u32], tag: u32, owner: u32) -> Submit {
+        self.submit_ioc(now, dev, Dir::Read, block, pfns, tag, &mut Ioc { id: owner, ..Ioc::default() })
+    }
+
     /// Submit a bio of `pfns.len()` contiguous pages starting at page
     /// `block`, for a task whose io_context is `ioc` (get_request).
     /// Panics if the bio is empty, exceeds [`Self::max_bio_pages`] or the device.
@@ -944,6 +1234,7 @@ impl BlockLayer {
         assert!(q.n == 1 || np as u64 <= (q.chunk / spp).max(1), "md bio of {np} pages, larger than a chunk");
         assert!(block + np as u64 <= q.size_pages, "bio beyond the end of the device");
         let d = dir.idx();
+        let owner = if dir == Dir::Read { ioc.id } else { ASYNC_Q };
         // md RAID-0 (3.0): raid0_mergeable_bvec keeps a bio within a chunk
         // and raid0_make_request sends it to its member's queue, so a bio
         // crossing a chunk boundary goes as two, one per member (a bio is
@@ -962,15 +1253,17 @@ impl BlockLayer {
         // member has none free, nothing is queued (get_request_wait).
         let mut merge: [Option<usize>; 2] = [None; 2];
         for (i, &(b, _, len)) in parts[..nparts].iter().enumerate() {
-            merge[i] = if q.mergeable(q.hint, dir, b, len, spp) {
+            merge[i] = if q.mergeable(q.hint, dir, b, len, spp, owner) {
                 Some(q.hint)
             } else {
                 // The first slot whose request `mergeable` accepts, through the hash.
                 let found = q.hash.find(merge_key(b, dir), |s| {
                     let r = &q.reqs[s];
-                    r.npages as usize + len <= q.maxp && (q.n == 1 || (r.block * spp) / q.chunk == (b * spp) / q.chunk)
+                    r.npages as usize + len <= q.maxp
+                        && (q.n == 1 || (r.block * spp) / q.chunk == (b * spp) / q.chunk)
+                        && (q.elevator != Elevator::Cfq || r.owner == owner)
                 });
-                debug_assert_eq!(found, (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, b, len, spp)));
+                debug_assert_eq!(found, (0..q.reqs.len()).find(|&s| q.mergeable(s, dir, b, len, spp, owner)));
                 found
             };
             if merge[i].is_none() {
@@ -1010,7 +1303,7 @@ impl BlockLayer {
                     }
                 }
                 let s = q.free.pop().expect("a free slot per allocatable request") as usize;
-                q.reqs[s] = Req { in_use: true, dir, seq: q.seq, block: b, arrive: now, ..Req::default() };
+                q.reqs[s] = Req { in_use: true, dir, owner, seq: q.seq, block: b, arrive: now, ..Req::default() };
                 q.seq += 1;
                 q.count[d] += 1;
                 q.mcount[m][d] += 1;
@@ -1045,7 +1338,7 @@ impl BlockLayer {
     pub fn complete(&mut self, now: u64, out: &mut Vec<Completion>) {
         self.done_pfns.clear();
         loop {
-            let t = self.qs.iter().flat_map(|q| q.disks.iter()).filter(|k| k.busy).map(|k| k.end).min();
+            let t = self.qs.iter().flat_map(|q| q.disks.iter()).filter_map(Disk::event).min();
             let Some(t) = t.filter(|&t| t <= now) else {
                 break;
             };
@@ -1053,6 +1346,16 @@ impl BlockLayer {
                 self.fin.clear();
                 let mut touched = false;
                 for d in 0..q.n {
+                    if !q.disks[d].busy && q.disks[d].idle_until == t && t != 0 {
+                        // cfq_idle_slice_timer: the reader sent nothing in
+                        // time; its slice ends and another queue's begins.
+                        touched = true;
+                        q.idle_fired += 1;
+                        q.disks[d].idle_until = 0;
+                        q.disks[d].q_end = t;
+                        q.start(d, t);
+                        continue;
+                    }
                     if !(q.disks[d].busy && q.disks[d].end == t) {
                         continue;
                     }
@@ -1061,6 +1364,9 @@ impl BlockLayer {
                     disk.busy = false;
                     disk.busy_ns += disk.svc;
                     let s = disk.cur as usize;
+                    if q.reqs[s].dir == Dir::Read && t >= q.queued[s * q.n + d] + CFQ_FIFO_EXPIRE_SYNC {
+                        q.disks[d].last_delayed_sync = t;
+                    }
                     q.reqs[s].pending -= 1;
                     if q.reqs[s].pending == 0 {
                         self.fin.push((q.reqs[s].seq, s as u32));
@@ -1290,6 +1596,107 @@ mod tests {
     }
 
     #[test]
+    fn cfq_gives_each_reader_and_the_writes_turns_of_time_slices() {
+        // low_latency's scaling: 3 busy queues fit the 300 ms target, 5 do not.
+        assert_eq!((cfq_slice(true, 3), cfq_slice(false, 3)), (100_000_000, 40_000_000));
+        assert_eq!((cfq_slice(true, 5), cfq_slice(false, 5)), (60_000_000, 24_000_000));
+        assert_eq!((cfq_slice(true, 30), cfq_slice(false, 100)), (16_000_000, 6_400_000), "no less than 2 x slice_idle, scaled");
+        let mut s = spec(1, 128, 4);
+        s.elevator = Elevator::Cfq;
+        let mut b = BlockLayer::new(&[s], 4096);
+        // Readers A (io_context 1) and B (2), 30 scattered one-page reads
+        // each, and 30 writes, all at time 0; every piece costs ACC + PG.
+        for i in 0..30u64 {
+            b.submit_read(0, 0, 2 * i, &[0], 1000 + i as u32, 1);
+            b.submit_read(0, 0, 1000 + 2 * i, &[0], 2000 + i as u32, 2);
+            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
+        }
+        let who: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+        let mut turns: Vec<(u32, usize)> = Vec::new();
+        for w in who {
+            match turns.last_mut() {
+                Some((x, n)) if *x == w => *n += 1,
+                _ => turns.push((w, 1)),
+            }
+        }
+        // A's first read starts alone (a 100 ms slice: 20 pieces of 5.03 ms
+        // start in it). Then B and the writes are busy too: B joined its
+        // tree with the key 0 + 2 x 80 ms, the writes 0 + 2 x 140 ms, so B
+        // goes next, in a sync workload of 300 x 2/3 = 200 ms, which A
+        // (back at 100.6 + 160 ms) and B finish; the writes wait till then.
+        assert_eq!(turns, vec![(1, 20), (2, 20), (1, 10), (2, 10), (3, 30)]);
+        // A read merges only into a request of its own reader.
+        let mut s = spec(1, 128, 16);
+        s.elevator = Elevator::Cfq;
+        let mut b = BlockLayer::new(&[s], 4096);
+        assert_eq!(b.submit_read(0, 0, 100, &[1], 0, 1), Submit::Queued); // in service at once
+        assert_eq!(b.submit_read(0, 0, 200, &[2], 0, 1), Submit::Queued);
+        assert_eq!(b.submit_read(0, 0, 201, &[3], 0, 2), Submit::Queued, "another reader's request");
+        assert_eq!(b.submit_read(0, 0, 201, &[4], 0, 1), Submit::Merged, "its own");
+        // Both requests now end at 202: the read joins its reader's.
+        assert_eq!(b.submit_read(0, 0, 202, &[5], 0, 2), Submit::Merged);
+        let pages: Vec<Vec<u32>> = drain(&mut b).into_iter().map(|c| c.3).collect();
+        assert_eq!(pages, vec![vec![1], vec![2], vec![4], vec![3], vec![5]]);
+    }
+
+    #[test]
+    fn cfq_idles_for_a_readers_next_read_and_gives_up_after_slice_idle() {
+        // One reader that sends its next read `think` after each completes,
+        // and 20 writes queued at 0: with a 1 ms think time the reader
+        // keeps the disk through its slice (the writes wait, 3 x 140 ms
+        // away in their tree); with 10 ms the idle timer (8 ms) runs out
+        // after each read and the writes take the disk between them.
+        let order = |think: u64, delayed_at: Option<u64>| {
+            let mut s = spec(1, 128, 4);
+            s.elevator = Elevator::Cfq;
+            let mut b = BlockLayer::new(&[s], 4096);
+            if let Some(t) = delayed_at {
+                b.qs[0].disks[0].last_delayed_sync = t;
+            }
+            b.submit_read(0, 0, 0, &[0], 1000, 1);
+            for i in 0..20u64 {
+                b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
+            }
+            let (mut out, mut seq, mut reads, mut next_read) = (Vec::new(), Vec::new(), 1u64, None);
+            loop {
+                let t = match (b.next_completion(), next_read) {
+                    (None, None) => break,
+                    (Some(c), Some(r)) if r < c => r,
+                    (None, Some(r)) => r,
+                    (Some(c), _) => c,
+                };
+                if next_read == Some(t) {
+                    b.submit_read(t, 0, 2 * reads, &[0], 1000 + reads as u32, 1);
+                    reads += 1;
+                    next_read = None;
+                    continue;
+                }
+                out.clear();
+                b.complete(t, &mut out);
+                for c in &out {
+                    seq.push(c.tag / 1000);
+                    if c.tag / 1000 == 1 && reads < 10 {
+                        next_read = Some(t + think);
+                    }
+                }
+            }
+            seq
+        };
+        let quick = order(1_000_000, None);
+        assert_eq!(&quick[..10], &[1; 10], "{quick:?}");
+        let slow = order(10_000_000, None);
+        assert_eq!(slow.iter().filter(|&&w| w == 1).count(), 10);
+        // The idle timer runs out 8 ms after each read, the writes take the
+        // disk with 4 requests in the drive, and the next read (2 ms
+        // later) preempts them once those are done.
+        assert_eq!(slow, [1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1]);
+        // A read delayed 125 ms at time 0: the writes' depth is 1 for the
+        // next 100 ms (then 1 a 100 ms more).
+        let after = order(10_000_000, Some(0));
+        assert_eq!(&after[..12], &[1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3], "{after:?}");
+    }
+
+    #[test]
     fn noop_keeps_arrival_order_across_directions() {
         let mut b = BlockLayer::new(&[spec(1, 128, 4)], 4096);
         b.submit(0, 0, Dir::Write, 0, &[0], 1000);
@@ -1315,9 +1722,10 @@ mod tests {
                     .map(|(q, d)| b.disk_busy_ns(q, d))
                     .sum::<u64>()
             };
-            let before = busy(b);
+            let before = (busy(b), b.qs.iter().map(|q| q.idle_fired).sum::<u64>());
             b.complete(t, &mut out);
-            assert!(busy(b) > before, "an event at {t} ended no piece");
+            let fired = b.qs.iter().map(|q| q.idle_fired).sum::<u64>();
+            assert!(busy(b) > before.0 || fired > before.1, "an event at {t} ended no piece and no idle timer");
             v.extend(out.iter().map(|c| (t, c.dev, c.tag, b.pages(c).to_vec())));
         }
         v
@@ -1418,15 +1826,15 @@ mod tests {
         assert_eq!(woke_at, vec![3, 2, 1, 0]);
         // A batch with requests left lapses after BLK_BATCH_TIME (20 ms),
         // unless it is whole.
-        let mut late = Ioc { nr_batch: 5, last_waited: 0 };
+        let mut late = Ioc { nr_batch: 5, last_waited: 0, ..Ioc::default() };
         assert!(b.ioc_batching(&late, 19 * ms) && !b.ioc_batching(&late, 20 * ms));
         late.nr_batch = BLK_BATCH_REQ;
         assert!(b.ioc_batching(&late, 1000 * ms));
         b.ioc_set_batching(&mut late, 1000 * ms);
         assert_eq!(late.last_waited, 0, "a running batch is not restarted");
-        let mut fresh = Ioc { nr_batch: 0, last_waited: 0 };
+        let mut fresh = Ioc { nr_batch: 0, last_waited: 0, ..Ioc::default() };
         b.ioc_set_batching(&mut fresh, 7 * ms);
-        assert_eq!(fresh, Ioc { nr_batch: BLK_BATCH_REQ, last_waited: 7 * ms });
+        assert_eq!(fresh, Ioc { nr_batch: BLK_BATCH_REQ, last_waited: 7 * ms, ..Ioc::default() });
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! with readahead, truncate_inode_pages and invalidate_mapping_pages.
 
 use crate::alloc::gfp;
-use crate::block::{Dir, Submit};
+use crate::block::Submit;
 use crate::cost::Ctx;
 use crate::kernel::Kernel;
 use crate::page::*;
@@ -544,10 +544,10 @@ impl Kernel {
         let max = self.blk.max_bio_pages(dev) as usize;
         for (i, part) in pfns.chunks(max).enumerate() {
             let b = block + (i * max) as u64;
-            if let Submit::Full = self.blk.submit(ctx.clock(), dev, Dir::Read, b, part, 0) {
+            if let Submit::Full = self.blk.submit_read(ctx.clock(), dev, b, part, 0, ctx.pid + 1) {
                 // The queue has no free read request: the pages stay locked
                 // and the bio is resubmitted when a read request frees.
-                self.pending_reads.push((dev, b, part.to_vec()));
+                self.pending_reads.push((dev, b, part.to_vec(), ctx.pid + 1));
             }
             self.mm.vm.add(Ev::Pgpgin, part.len() as u64 * self.page_size / 1024);
             for &q in part {

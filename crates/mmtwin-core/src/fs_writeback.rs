@@ -432,9 +432,9 @@ impl Kernel {
 
     fn retry_pending_reads(&mut self, now: u64, dev: usize) {
         let pending = std::mem::take(&mut self.pending_reads);
-        for (d, b, pfns) in pending {
-            if d != dev || matches!(self.blk.submit(now, d, Dir::Read, b, &pfns, 0), Submit::Full) {
-                self.pending_reads.push((d, b, pfns));
+        for (d, b, pfns, owner) in pending {
+            if d != dev || matches!(self.blk.submit_read(now, d, b, &pfns, 0, owner), Submit::Full) {
+                self.pending_reads.push((d, b, pfns, owner));
             }
         }
     }

@@ -111,7 +111,8 @@ pub struct Kernel {
     pub completions: Vec<Completion>,
     /// Read bios refused by a full queue, resubmitted as requests free.
     /// Reads whose queue had no free request: (device, block, pages).
-    pub pending_reads: Vec<(usize, u64, Vec<u32>)>,
+    /// Reads a full request list refused: (device, block, pages, the reader's io_context id).
+    pub pending_reads: Vec<(usize, u64, Vec<u32>, u32)>,
     /// Reclaim's write bios refused by a request list, each waiting with
     /// its reclaimer (get_request_wait), in submission order.
     pub pending_writes: Vec<PendingWrite>,
@@ -186,6 +187,7 @@ impl Kernel {
                         elevator: match d.elevator {
                             crate::spec::ElevatorJson::Noop => crate::block::Elevator::Noop,
                             crate::spec::ElevatorJson::Deadline => crate::block::Elevator::Deadline,
+                            crate::spec::ElevatorJson::Cfq => crate::block::Elevator::Cfq,
                         },
                     })
                     .collect()

@@ -199,7 +199,7 @@ pub struct DeviceSpecJson {
     pub nr_requests: u32,
     pub max_sectors_kib: u32,
     pub size_mib: u64,
-    /// The disks' I/O scheduler: "noop" (default) or "deadline".
+    /// The disks' I/O scheduler: "noop" (default), "deadline" or "cfq".
     #[serde(default)]
     pub elevator: ElevatorJson,
 }
@@ -214,6 +214,8 @@ pub enum ElevatorJson {
     Noop,
     #[serde(rename = "deadline")]
     Deadline,
+    #[serde(rename = "cfq")]
+    Cfq,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

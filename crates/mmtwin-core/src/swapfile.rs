@@ -12,7 +12,7 @@
 //! written.
 
 use crate::alloc::gfp;
-use crate::block::{Dir, Submit};
+use crate::block::Submit;
 use crate::cost::Ctx;
 use crate::filemap::PageOp;
 use crate::kernel::Kernel;
@@ -293,8 +293,8 @@ impl Kernel {
         let max = self.blk.max_bio_pages(dev) as usize;
         for (i, part) in run.chunks(max).enumerate() {
             let b = block + (i * max) as u64;
-            if matches!(self.blk.submit(ctx.clock(), dev, Dir::Read, b, part, 0), Submit::Full) {
-                self.pending_reads.push((dev, b, part.to_vec()));
+            if matches!(self.blk.submit_read(ctx.clock(), dev, b, part, 0, ctx.pid + 1), Submit::Full) {
+                self.pending_reads.push((dev, b, part.to_vec(), ctx.pid + 1));
             }
         }
         self.mm.vm.add(Ev::Pswpin, run.len() as u64);
