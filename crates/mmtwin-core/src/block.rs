@@ -121,9 +121,11 @@ pub enum Elevator {
     /// when the busy queues' sync slices add up to more than 300 ms) or
     /// until it has nothing left, in ascending sector order from the head;
     /// a reader whose last 32 reads were not seeky (at most 4 farther than
-    /// 800 sectors from the one before) keeps the disk idle up to
-    /// `slice_idle` (8 ms) for its next read (cfq_arm_slice_timer), its
-    /// idle timer being a block event. A read that arrives while the writes have the disk preempts them
+    /// 800 sectors from the one before) and whose mean think time (from a
+    /// read's completion to its next read, decaying as
+    /// cfq_update_io_thinktime's) is at most `slice_idle` (8 ms) keeps the
+    /// disk idle up to `slice_idle` for its next read (cfq_arm_slice_timer),
+    /// its idle timer being a block event. A read that arrives while the writes have the disk preempts them
     /// (cfq_should_preempt: sync over async): its queue goes to the front
     /// and is served next, once the writes already in the drive are done
     /// (a turn of the writes puts up to cfq_quantum / 2 = 4 into an NCQ
@@ -131,9 +133,8 @@ pub enum Elevator {
     /// cfq_may_dispatch); the writes keep the rest of their slice.
     /// Simplified: a queue's "existing queues" count is the busy ones; the
     /// disk serves the pieces one at a time in this order (an NCQ drive
-    /// would reorder those it holds); no think-time test for idling, no
-    /// separate SYNC_NOIDLE tree (seeky readers), no FIFO expiry inside a
-    /// queue, no other preemption rule.
+    /// would reorder those it holds); no separate SYNC_NOIDLE tree (seeky
+    /// readers), no FIFO expiry inside a queue, no other preemption rule.
     Cfq,
 }
 
@@ -419,13 +420,44 @@ struct Disk {
     /// cfq: the idle timer (0: not armed): the disk waits until then for
     /// the active sync queue's next request (cfq_arm_slice_timer).
     idle_until: u64,
-    /// cfq, per io_context id: where its last read on this disk ended and
-    /// the last 32 reads' seek history (a bit per read farther than
-    /// CFQQ_SEEK_THR from the previous one), for CFQQ_SEEKY.
-    seek: Vec<(u64, u32)>,
+    /// cfq, per io_context id: what the disk's cfq_io_context knows of
+    /// the task's reads (seekiness, think time).
+    cic: Vec<Cic>,
+}
+
+/// cfq's per-task, per-disk state of a reader (struct cfq_io_context and
+/// its cfqq's seek fields), 3.0.
+#[derive(Clone, Copy, Debug)]
+struct Cic {
+    /// Where its last read dispatched here ended (NO_POS: none), and the
+    /// last 32 reads' seek history: a bit per read farther than
+    /// CFQQ_SEEK_THR (800 sectors) from the one before (CFQQ_SEEKY: more
+    /// than 4 set).
+    last_pos: u64,
+    hist: u32,
+    /// When its last read here completed (NO_POS: none), and the think
+    /// time's decaying sums (cfq_update_io_thinktime: samples and total
+    /// in 1/256 units, each sample at most 2 x slice_idle).
+    last_end: u64,
+    samples: u64,
+    total: u64,
+    /// The idle window (cfq_update_idle_window): on until 80 samples show
+    /// a mean think time above slice_idle.
+    idle: bool,
+}
+
+impl Cic {
+    const NEW: Cic = Cic { last_pos: NO_POS, hist: 0, last_end: NO_POS, samples: 0, total: 0, idle: true };
 }
 
 impl Disk {
+    fn cic(&mut self, q: u32) -> &mut Cic {
+        if self.cic.len() <= q as usize {
+            self.cic.resize(q as usize + 1, Cic::NEW);
+        }
+        &mut self.cic[q as usize]
+    }
+
     /// When something next happens on the disk: its piece in service
     /// ends, or (cfq) its idle timer runs out.
     fn event(&self) -> Option<u64> {
@@ -573,7 +605,7 @@ impl Queue {
             wl_end: 0,
             tseq: 0,
             idle_until: 0,
-            seek: Vec::new(),
+            cic: Vec::new(),
             async_left: 0,
             last_delayed_sync: NO_POS,
         };
@@ -674,6 +706,18 @@ impl Queue {
                 self.queued[s * self.n + d] = now;
                 self.stamps += 1;
                 let dir = self.reqs[s].dir.idx();
+                if dir == 0 && self.elevator == Elevator::Cfq {
+                    // cfq_update_io_thinktime and cfq_update_idle_window.
+                    let c = self.disks[d].cic(self.reqs[s].owner);
+                    if c.last_end != NO_POS {
+                        let ttime = now.saturating_sub(c.last_end).min(2 * CFQ_SLICE_IDLE);
+                        c.samples = (7 * c.samples + 256) / 8;
+                        c.total = (7 * c.total + 256 * ttime) / 8;
+                        if c.samples > 80 {
+                            c.idle = (c.total + 128) / c.samples <= CFQ_SLICE_IDLE;
+                        }
+                    }
+                }
                 self.disks[d].fifo[dir].push_back(s as u32);
                 if self.elevator != Elevator::Noop {
                     let at = self.sort_pos(d, dir, s as u32);
@@ -844,9 +888,9 @@ impl Queue {
             // The active reader has nothing here: idle for its next read
             // (cfq_should_idle: a sync queue that is not seeky), up to
             // slice_idle, unless the timer already ran out.
-            let (_, hist) = self.disks[d].seek.get(cq as usize).copied().unwrap_or((NO_POS, 0));
+            let c = self.disks[d].cic.get(cq as usize).copied().unwrap_or(Cic::NEW);
             let k = &mut self.disks[d];
-            if hist.count_ones() <= 32 / 8 && (k.idle_until == 0 || t < k.idle_until) {
+            if c.idle && c.hist.count_ones() <= 32 / 8 && (k.idle_until == 0 || t < k.idle_until) {
                 if k.idle_until == 0 {
                     k.idle_until = t + CFQ_SLICE_IDLE;
                 }
@@ -907,12 +951,10 @@ impl Queue {
         k.async_left = k.async_left.saturating_sub(u32::from(dir == 1));
         if dir == 0 {
             // cfq_update_io_seektime: CFQQ_SEEK_THR is 800 sectors.
-            if k.seek.len() <= q as usize {
-                k.seek.resize(q as usize + 1, (NO_POS, 0));
-            }
-            let (last, hist) = k.seek[q as usize];
-            let seeky = last != NO_POS && start.abs_diff(last) > 800;
-            k.seek[q as usize] = (start + len, (hist << 1) | u32::from(seeky));
+            let c = k.cic(q);
+            let seeky = c.last_pos != NO_POS && start.abs_diff(c.last_pos) > 800;
+            c.hist = (c.hist << 1) | u32::from(seeky);
+            c.last_pos = start + len;
         }
         let s = k.sorted[dir].remove(at);
         let f = k.fifo[dir].iter().position(|&x| x == s).expect("sorted and fifo hold the same pieces");
@@ -1364,8 +1406,12 @@ impl BlockLayer {
                     disk.busy = false;
                     disk.busy_ns += disk.svc;
                     let s = disk.cur as usize;
-                    if q.reqs[s].dir == Dir::Read && t >= q.queued[s * q.n + d] + CFQ_FIFO_EXPIRE_SYNC {
-                        q.disks[d].last_delayed_sync = t;
+                    if q.reqs[s].dir == Dir::Read && q.elevator == Elevator::Cfq {
+                        if t >= q.queued[s * q.n + d] + CFQ_FIFO_EXPIRE_SYNC {
+                            q.disks[d].last_delayed_sync = t;
+                        }
+                        let owner = q.reqs[s].owner;
+                        q.disks[d].cic(owner).last_end = t;
                     }
                     q.reqs[s].pending -= 1;
                     if q.reqs[s].pending == 0 {
@@ -1642,11 +1688,14 @@ mod tests {
     #[test]
     fn cfq_idles_for_a_readers_next_read_and_gives_up_after_slice_idle() {
         // One reader that sends its next read `think` after each completes,
-        // and 20 writes queued at 0: with a 1 ms think time the reader
-        // keeps the disk through its slice (the writes wait, 3 x 140 ms
-        // away in their tree); with 10 ms the idle timer (8 ms) runs out
-        // after each read and the writes take the disk between them.
-        let order = |think: u64, delayed_at: Option<u64>| {
+        // and 20 writes queued at 0. With a 1 ms think time the reader keeps
+        // the disk through its slice, idling between its reads (the writes
+        // wait, 140 ms away in their tree). With 10 ms the idle timer (8 ms)
+        // runs out after each of the first reads, the writes take the disk
+        // with 4 requests in the drive, and the next read preempts them once
+        // those are done; after three reads the think time's mean (10 ms >
+        // slice_idle) turns the reader's idle window off.
+        let run = |think: u64, delayed_at: Option<u64>| {
             let mut s = spec(1, 128, 4);
             s.elevator = Elevator::Cfq;
             let mut b = BlockLayer::new(&[s], 4096);
@@ -1680,20 +1729,21 @@ mod tests {
                     }
                 }
             }
-            seq
+            let idle_window = b.qs[0].disks[0].cic[1].idle;
+            (seq, idle_window, b.qs[0].idle_fired)
         };
-        let quick = order(1_000_000, None);
+        let (quick, idle_window, fired) = run(1_000_000, None);
         assert_eq!(&quick[..10], &[1; 10], "{quick:?}");
-        let slow = order(10_000_000, None);
-        assert_eq!(slow.iter().filter(|&&w| w == 1).count(), 10);
-        // The idle timer runs out 8 ms after each read, the writes take the
-        // disk with 4 requests in the drive, and the next read (2 ms
-        // later) preempts them once those are done.
+        assert!(idle_window, "a reader that comes back within 1 ms keeps its idle window");
+        assert_eq!(fired, 1, "the idle timer runs out only after the last read");
+        let (slow, idle_window, fired) = run(10_000_000, None);
         assert_eq!(slow, [1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1]);
-        // A read delayed 125 ms at time 0: the writes' depth is 1 for the
-        // next 100 ms (then 1 a 100 ms more).
-        let after = order(10_000_000, Some(0));
-        assert_eq!(&after[..12], &[1, 3, 1, 3, 1, 3, 1, 3, 1, 3, 1, 3], "{after:?}");
+        assert!(!idle_window, "a 10 ms think time still left the idle window on");
+        assert!(fired >= 2, "the idle timer ran out {fired} times");
+        // A read delayed 125 ms at time 0: the writes have one request in
+        // the drive a turn for the next 100 ms.
+        let (after, ..) = run(10_000_000, Some(0));
+        assert_eq!(&after[..8], &[1, 3, 1, 3, 1, 3, 1, 3], "{after:?}");
     }
 
     #[test]
