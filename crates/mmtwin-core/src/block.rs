@@ -414,6 +414,9 @@ struct Disk {
     /// cfq: async pieces the active write queue has in the drive, which a
     /// preempting read must wait for (cfq_may_dispatch's depth).
     async_left: u32,
+    /// cfq: the reader whose read preempts the writes once those pieces
+    /// are done (NONE: none).
+    preempt: u32,
     /// cfq: when a read last completed 125 ms or more after it was queued
     /// (last_delayed_sync; NO_POS: never).
     last_delayed_sync: u64,
@@ -607,6 +610,7 @@ impl Queue {
             idle_until: 0,
             cic: Vec::new(),
             async_left: 0,
+            preempt: NONE,
             last_delayed_sync: NO_POS,
         };
         let disk_sectors = ((s.size_mib << 11) / n as u64).max(1);
@@ -859,27 +863,33 @@ impl Queue {
             }
         }
         self.owners = owners;
-        if self.disks[d].cq == ASYNC_Q && self.disks[d].async_left == 0 {
-            // cfq_should_preempt: a read that came while the writes had the
-            // disk takes it at once (cfq_preempt_queue). The writes keep
-            // what was left of their slice (slice_resid); the reader goes to
-            // the front of its tree, a second ahead of the first queue.
+        if self.disks[d].cq == ASYNC_Q && self.disks[d].preempt == NONE {
+            // cfq_should_preempt, at the read's arrival: a read that came
+            // while the writes had the disk preempts them (sync over async).
             let q_start = self.disks[d].q_start;
-            let trigger = self.disks[d].fifo[0].iter().copied().find(|&x| self.queued[x as usize * self.n + d] >= q_start);
-            if let Some(x) = trigger {
-                let reader = self.reqs[x as usize].owner;
-                let resid = self.disks[d].q_end.saturating_sub(t);
-                if !self.disks[d].sorted[1].is_empty() {
-                    self.cfq_tree_add(d, ASYNC_Q, t.saturating_sub(resid), nr);
-                }
-                let k = &mut self.disks[d];
-                k.tree.retain(|e| e.2 != reader);
-                let front = k.tree.iter().map(|e| e.0).min().unwrap_or(t).saturating_sub(1_000_000_000);
-                k.tseq += 1;
-                k.tree.push((front, k.tseq, reader));
-                k.cq = NONE;
-                k.wl_end = 0;
+            if let Some(x) = self.disks[d].fifo[0].iter().copied().find(|&x| self.queued[x as usize * self.n + d] >= q_start) {
+                self.disks[d].preempt = self.reqs[x as usize].owner;
             }
+        }
+        let k = &self.disks[d];
+        if k.cq == ASYNC_Q && k.preempt != NONE && (k.async_left == 0 || t >= k.q_end) {
+            // cfq_preempt_queue, once the writes already in the drive are
+            // done: the writes keep what was left of their slice
+            // (slice_resid); the reader goes to the front of its tree, a
+            // second ahead of the first queue, and is served next.
+            let reader = k.preempt;
+            let resid = k.q_end.saturating_sub(t);
+            if !self.disks[d].sorted[1].is_empty() {
+                self.cfq_tree_add(d, ASYNC_Q, t.saturating_sub(resid), nr);
+            }
+            let k = &mut self.disks[d];
+            k.preempt = NONE;
+            k.tree.retain(|e| e.2 != reader);
+            let front = k.tree.iter().map(|e| e.0).min().unwrap_or(t).saturating_sub(1_000_000_000);
+            k.tseq += 1;
+            k.tree.push((front, k.tseq, reader));
+            k.cq = NONE;
+            k.wl_end = 0;
         }
         let cq = self.disks[d].cq;
         let has = cq != NONE && self.cfq_has(d, cq);
@@ -929,6 +939,7 @@ impl Queue {
             let (_, _, q) = k.tree.swap_remove(i);
             k.cq = q;
             k.q_start = t;
+            k.preempt = NONE;
             k.q_end = t + cfq_slice(q != ASYNC_Q, nr);
             if q == ASYNC_Q {
                 // cfq_may_dispatch: up to cfq_quantum / 2 (4) writes go to
@@ -1744,6 +1755,26 @@ mod tests {
         // the drive a turn for the next 100 ms.
         let (after, ..) = run(10_000_000, Some(0));
         assert_eq!(&after[..8], &[1, 3, 1, 3, 1, 3, 1, 3], "{after:?}");
+    }
+
+    #[test]
+    fn cfq_a_read_that_came_during_the_writes_turn_preempts_even_after_their_slice_ends() {
+        // Writes alone (a 40 ms slice, 4 in the drive), pieces of about
+        // 15 ms; a read at 1 ms must wait for the writes in the drive, but
+        // when the third ends the slice is over too: the read goes next,
+        // not behind another turn of the writes (their workload lasts 120 ms).
+        let mut s = spec(1, 128, 4);
+        s.elevator = Elevator::Cfq;
+        s.access_us = 15_000;
+        let mut b = BlockLayer::new(&[s], 4096);
+        for i in 0..20u64 {
+            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
+        }
+        let mut out = Vec::new();
+        b.complete(1_000_000, &mut out);
+        b.submit_read(1_000_000, 0, 0, &[0], 1000, 1);
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+        assert_eq!(&order[..5], &[3, 3, 3, 1, 3], "{order:?}");
     }
 
     #[test]
