@@ -125,8 +125,9 @@ pub enum Elevator {
     /// read's completion to its next read, decaying as
     /// cfq_update_io_thinktime's) is at most `slice_idle` (8 ms) keeps the
     /// disk idle up to `slice_idle` for its next read (cfq_arm_slice_timer),
-    /// its idle timer being a block event. A read that arrives while the writes have the disk preempts them
-    /// (cfq_should_preempt: sync over async): its queue goes to the front
+    /// its idle timer being a block event. A read that arrives while the
+    /// writes have the disk preempts them (cfq_should_preempt: sync over
+    /// async): its queue goes to the front
     /// and is served next, once the writes already in the drive are done
     /// (a turn of the writes puts up to cfq_quantum / 2 = 4 into an NCQ
     /// drive, one per 100 ms since a read last waited 125 ms, at least one:
@@ -444,8 +445,9 @@ struct Cic {
     last_end: u64,
     samples: u64,
     total: u64,
-    /// The idle window (cfq_update_idle_window): on until 80 samples show
-    /// a mean think time above slice_idle.
+    /// The idle window (cfq_update_idle_window): on, and once the sample
+    /// count passes 80/256 (the third read) on while the mean think time
+    /// is at most slice_idle.
     idle: bool,
 }
 
@@ -647,7 +649,7 @@ impl Queue {
             mcount: vec![[0; 2]; n],
             mcongested: vec![[false; 2]; n],
             mfull: vec![[false; 2]; n],
-            owners: Vec::with_capacity(slots),
+            owners: if s.elevator == Elevator::Cfq { Vec::with_capacity(slots) } else { Vec::new() },
             idle_fired: 0,
             base: 0,
             hint: 0,
@@ -1498,6 +1500,7 @@ impl BlockLayer {
                 + q.hash.bytes()
                 + std::mem::size_of::<Req>() * q.reqs.capacity()
                 + 8 * q.stamp.capacity()
+                + 4 * q.owners.capacity()
                 + q.disks
                     .iter()
                     .map(|k| {
@@ -1506,6 +1509,8 @@ impl BlockLayer {
                                 + k.fifo[1].capacity()
                                 + k.sorted[0].capacity()
                                 + k.sorted[1].capacity())
+                            + std::mem::size_of::<(u64, u64, u32)>() * k.tree.capacity()
+                            + std::mem::size_of::<Cic>() * k.cic.capacity()
                     })
                     .sum::<usize>()
                 + std::mem::size_of::<Queue>()
