@@ -86,9 +86,13 @@ pub struct CacheModel {
     home: Vec<u16>,
     owner: Vec<u16>,
     sharers: Vec<u64>,
-    /// seen[line * ncpus + cpu]: the CPU's stream position at its last
-    /// touch of the line, or NOT_HELD once a write elsewhere invalidated its copy.
+    /// seen[cpu * cap + line]: the CPU's stream position at its last
+    /// touch of the line, or NOT_HELD once a write elsewhere invalidated its
+    /// copy. Laid out CPU by CPU: a step runs on one CPU and touches many
+    /// lines, so its entries sit together in the host's cache.
     seen: Vec<u64>,
+    /// Lines `seen` has room for per CPU.
+    cap: usize,
     /// Per line: its recent transactions at the home.
     busy: Vec<LockHolds>,
     /// Per CPU: bytes streamed through its cache.
@@ -132,6 +136,7 @@ impl CacheModel {
             owner: Vec::new(),
             sharers: Vec::new(),
             seen: Vec::new(),
+            cap: 0,
             busy: Vec::new(),
             stream: vec![0; ncpus],
             capacity: if cache_kib == 0 { u64::MAX } else { cache_kib * 1024 },
@@ -149,7 +154,8 @@ impl CacheModel {
         c.home.reserve_exact(n);
         c.owner.reserve_exact(n);
         c.sharers.reserve_exact(n * words);
-        c.seen.reserve_exact(n * ncpus);
+        c.cap = n;
+        c.seen = vec![NOT_HELD; n * ncpus];
         c.busy.reserve_exact(n);
         for h in home {
             c.add_line(h as usize);
@@ -163,9 +169,25 @@ impl CacheModel {
         self.home.push(node as u16);
         self.owner.push(NO_CPU);
         self.sharers.extend(std::iter::repeat_n(0, self.words));
-        self.seen.extend(std::iter::repeat_n(NOT_HELD, self.ncpus));
         self.busy.push(LockHolds::default());
-        self.home.len() - 1
+        let line = self.home.len() - 1;
+        if line >= self.cap {
+            // Beyond the room made at the start (not expected): lay `seen`
+            // out again with twice the lines per CPU.
+            let cap = (self.cap * 2).max(line + 1);
+            let mut seen = vec![NOT_HELD; cap * self.ncpus];
+            for c in 0..self.ncpus {
+                seen[c * cap..c * cap + self.cap].copy_from_slice(&self.seen[c * self.cap..(c + 1) * self.cap]);
+            }
+            self.seen = seen;
+            self.cap = cap;
+        }
+        line
+    }
+
+    #[inline(always)]
+    fn at(&self, line: usize, cpu: usize) -> usize {
+        cpu * self.cap + line
     }
 
     /// `bytes` of data went through `cpu`'s cache (a page cleared, a copy).
@@ -179,7 +201,7 @@ impl CacheModel {
     fn holds(&self, line: usize, cpu: usize) -> bool {
         // `seen` is NOT_HELD unless the CPU is among the sharers (the bit
         // set is kept for walking the sharers on a write).
-        let v = self.seen[line * self.ncpus + cpu];
+        let v = self.seen[self.at(line, cpu)];
         v != NOT_HELD && self.stream[cpu] - v <= self.capacity
     }
 
@@ -194,7 +216,8 @@ impl CacheModel {
         let c = ctx.cpu;
         if self.holds(line, c) {
             ctx.sys += self.hit_ns;
-            self.seen[line * self.ncpus + c] = self.stream[c];
+            let i = self.at(line, c);
+            self.seen[i] = self.stream[c];
             return;
         }
         self.miss(ctx, line, false, false);
@@ -207,7 +230,8 @@ impl CacheModel {
         let held = self.holds(line, c);
         if held && self.owner[line] == c as u16 {
             ctx.sys += self.hit_ns;
-            self.seen[line * self.ncpus + c] = self.stream[c];
+            let i = self.at(line, c);
+            self.seen[i] = self.stream[c];
             return;
         }
         self.miss(ctx, line, true, held);
@@ -242,7 +266,8 @@ impl CacheModel {
                         continue;
                     }
                     let valid = self.holds(line, s);
-                    self.seen[line * self.ncpus + s] = NOT_HELD;
+                    let i = self.at(line, s);
+                    self.seen[i] = NOT_HELD;
                     if !valid {
                         continue;
                     }
@@ -258,7 +283,8 @@ impl CacheModel {
             self.owner[line] = NO_CPU;
         }
         self.sharers[base + c / 64] |= 1u64 << (c % 64);
-        self.seen[line * self.ncpus + c] = self.stream[c];
+        let i = self.at(line, c);
+        self.seen[i] = self.stream[c];
         self.lines_touched += 1;
         if h != r {
             self.remote_lines += 1;
@@ -286,7 +312,7 @@ impl CacheModel {
             }
             for c in 0..self.ncpus {
                 let sharer = self.sharers[line * self.words + c / 64] & (1u64 << (c % 64)) != 0;
-                if !sharer && self.seen[line * self.ncpus + c] != NOT_HELD {
+                if !sharer && self.seen[self.at(line, c)] != NOT_HELD {
                     return Err(format!("cache line {line}: CPU {c} is no sharer but has a stream position"));
                 }
             }
@@ -377,6 +403,22 @@ mod tests {
             m.read(&mut ctx, line);
         }
         ctx.sys
+    }
+
+    #[test]
+    fn a_line_added_past_the_room_made_keeps_every_cpus_copies() {
+        // model() makes room for its two lines only: a third line lays the
+        // per-CPU table out again, and what each CPU holds must survive it.
+        let mut m = model(0);
+        assert_eq!(cost_of(&mut m, 2, 0, 0, false), 200);
+        assert_eq!(cost_of(&mut m, 1, 0, 1, true), 200);
+        let l = m.add_line(1);
+        assert_eq!(l, 2);
+        assert_eq!(cost_of(&mut m, 2, 1000, 0, false), 1); // CPU 2 still holds line 0
+        assert_eq!(cost_of(&mut m, 1, 1000, 1, true), 1); // CPU 1 still owns line 1
+        assert_eq!(cost_of(&mut m, 3, 1000, 2, false), 100); // the new line: local to CPU 3
+        assert_eq!(cost_of(&mut m, 3, 2000, 2, false), 1);
+        assert_eq!(m.check(), Ok(3));
     }
 
     #[test]
