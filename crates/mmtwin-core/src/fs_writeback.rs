@@ -142,7 +142,9 @@ impl Kernel {
     }
 
     /// writeback_single_inode: write up to `nr` dirty pages of `ino` in
-    /// index order. Returns (pages written, blocked on a full queue).
+    /// index order (on ext4, at least the run of delayed-allocation pages
+    /// it starts at: [`Kernel::ext4_num_dirty_pages`]). Returns (pages
+    /// written, blocked on a full queue).
     pub fn writeback_single_inode(&mut self, ctx: &mut Ctx, ino: u32, nr: u64) -> (u64, bool) {
         let dev = self.fs.dev;
         let max_bio = self.blk.max_bio_pages(dev) as u64;
@@ -151,6 +153,17 @@ impl Kernel {
         let mut bio_block = 0u64;
         let size = self.fs.inodes[ino as usize].size;
         let mut idx = self.fs.inodes[ino as usize].dirty_lo.min(size);
+        // ext4_da_writepages (3.0) raises nr_to_write to the number of
+        // dirty delayed-allocation pages in a row from where it starts, up
+        // to s_max_writeback_mb_bump (128 MiB), "so we force contiguous
+        // writes up to the number of dirty blocks in the inode": a flusher
+        // pass or a throttled writer writes a whole file where xfs writes
+        // the caller's chunk. The caller counts every page written.
+        let nr = if self.fs.kind == FsKind::Ext4 {
+            nr.max(self.ext4_num_dirty_pages(ino, idx, (128 << 20) / self.page_size))
+        } else {
+            nr
+        };
         if !self.fs.inodes[ino as usize].itable_written {
             // The new inode's table block goes out with its first data.
             let blk = self.fs.itable_block(ino);
@@ -164,7 +177,9 @@ impl Kernel {
         // Dirty pages under writeback (redirtied while in flight) are
         // passed over this time; the cursor must come back to them.
         let mut first_skipped = u64::MAX;
-        while idx < size && written < nr && self.fs.inodes[ino as usize].nrdirty > 0 {
+        // write_cache_pages counts a page against nr_to_write as it goes
+        // into the bio (--wbc->nr_to_write), not when the bio is submitted.
+        while idx < size && written + (bio.len() as u64) < nr && self.fs.inodes[ino as usize].nrdirty > 0 {
             if !self.radix_chunk_dirty(ino, idx) {
                 // No page of this chunk carries the dirty tag: jump to the next that does.
                 let next = self.next_dirty_chunk(ino, self.next_radix_chunk(idx));
@@ -196,7 +211,7 @@ impl Kernel {
                 // gathered). Pages past the run are holes or not written yet:
                 // a mapped writer's sparse file has an i_size far ahead of
                 // its stores, and a hole given a block reads from disk.
-                let limit = (size - idx).min(nr - written).max(1);
+                let limit = (size - idx).min(nr - written - bio.len() as u64).max(1);
                 let run = self.delayed_run(ino, idx, limit);
                 block = self.fs.alloc_blocks(ino, idx, run);
             }
@@ -243,6 +258,21 @@ impl Kernel {
             i.dirty_lo = i.dirty_lo.min(first);
         }
         (written, blocked)
+    }
+
+    /// ext4_num_dirty_pages (3.0): how many pages from `idx` on, at most
+    /// `max`, are in a row cached, dirty, not under writeback and without
+    /// a block (0 when the page at `idx` is not).
+    fn ext4_num_dirty_pages(&self, ino: u32, idx: u64, max: u64) -> u64 {
+        let delayed = |i: u64| {
+            self.find_get_page(ino, i).is_some_and(|q| self.mm.pages.flags[q as usize] & (PG_DIRTY | PG_WRITEBACK) == PG_DIRTY)
+                && self.fs.bmap(ino, i) == NO_BLOCK
+        };
+        let mut n = 0;
+        while n < max && delayed(idx + n) {
+            n += 1;
+        }
+        n
     }
 
     /// The delayed-allocation run at `idx`: how many pages from it, at

@@ -1339,6 +1339,30 @@ mod tests {
     }
 
     #[test]
+    fn ext4_writeback_writes_the_whole_delayed_run_where_xfs_writes_the_chunk() {
+        // 40 dirty pages without blocks, 8 asked for: ext4_da_writepages
+        // raises nr_to_write to the run of delayed pages (all 40, one
+        // extent); xfs writes the 8. A page in the middle given a block
+        // ends the run there.
+        for (kind, hole, want) in [("ext4", None, 40), ("xfs", None, 8), ("ext4", Some(20u64), 20)] {
+            let mut k = boot(0);
+            k.fs.kind = if kind == "ext4" { crate::spec::FsKind::Ext4 } else { crate::spec::FsKind::Xfs };
+            let (mut ctx, ino) = user_file(&mut k);
+            for idx in 0..40 {
+                assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
+            }
+            if let Some(h) = hole {
+                k.fs.alloc_blocks(ino, h, 1);
+            }
+            let (written, blocked) = k.writeback_single_inode(&mut ctx, ino, 8);
+            assert!(!blocked);
+            assert_eq!(written, want, "{kind} {hole:?}");
+            let under_wb = (0..40).filter(|&i| k.mm.pages.test(k.find_get_page(ino, i).unwrap(), PG_WRITEBACK)).count() as u64;
+            assert_eq!(under_wb, want, "{kind} {hole:?}");
+        }
+    }
+
+    #[test]
     fn an_uncongested_wait_iff_congested_counts_the_cpu_given_up() {
         // Nothing is congested: wait_iff_congested is cond_resched(). A task
         // early in its step goes on at once and reports no delay; one whose
