@@ -60,9 +60,11 @@ impl Kernel {
 
     /// writeback_inodes_wb: write up to `nr` pages from the inodes of b_io,
     /// one inode after another. Used by the flusher and (3.0) by a dirtier
-    /// in balance_dirty_pages. Returns (pages written, blocked on a full
-    /// request queue).
-    pub fn writeback_inodes_wb(&mut self, ctx: &mut Ctx, b: usize, nr: u64, older_than: Option<u64>) -> (u64, bool) {
+    /// in balance_dirty_pages. `range_cyclic`: each inode from where its
+    /// writeback left off (background, kupdate, balance_dirty_pages), or
+    /// its whole range (the work wakeup_flusher_threads queues). Returns
+    /// (pages written, blocked on a full request queue).
+    pub fn writeback_inodes_wb(&mut self, ctx: &mut Ctx, b: usize, nr: u64, older_than: Option<u64>, range_cyclic: bool) -> (u64, bool) {
         if older_than.is_none() || self.bdi[b].b_io.is_empty() {
             self.queue_io(b, older_than);
         }
@@ -73,7 +75,7 @@ impl Kernel {
                 continue;
             }
             let budget = nr - written;
-            let (w, blocked) = self.writeback_single_inode(ctx, ino, budget);
+            let (w, blocked) = self.writeback_single_inode(ctx, ino, budget, range_cyclic);
             written += w;
             let i = &self.fs.inodes[ino as usize];
             if i.nrdirty > 0 {
@@ -120,7 +122,10 @@ impl Kernel {
             return Next::Sleep { until, wq: Some(Wq::Flusher(b)), io: false };
         };
         let older = if mode == Mode::Kupdate { Some(now.saturating_sub(expire)) } else { None };
-        let (written, blocked) = self.writeback_inodes_wb(ctx, b, MAX_WRITEBACK_PAGES, older);
+        // wakeup_flusher_threads queues its work with range_cyclic = 0
+        // (__bdi_start_writeback(bdi, nr_pages, false)); background and
+        // kupdate writeback are range-cyclic.
+        let (written, blocked) = self.writeback_inodes_wb(ctx, b, MAX_WRITEBACK_PAGES, older, mode != Mode::Work);
         if mode == Mode::Work {
             self.bdi[b].work_pages = self.bdi[b].work_pages.saturating_sub(written);
         }
@@ -142,10 +147,9 @@ impl Kernel {
     }
 
     /// writeback_single_inode: write up to `nr` dirty pages of `ino` in
-    /// index order (on ext4, at least the run of delayed-allocation pages
-    /// it starts at: [`Kernel::ext4_num_dirty_pages`]). Returns (pages
-    /// written, blocked on a full queue).
-    pub fn writeback_single_inode(&mut self, ctx: &mut Ctx, ino: u32, nr: u64) -> (u64, bool) {
+    /// index order (on ext4 more: see below). Returns (pages written,
+    /// blocked on a full queue).
+    pub fn writeback_single_inode(&mut self, ctx: &mut Ctx, ino: u32, nr: u64, range_cyclic: bool) -> (u64, bool) {
         let dev = self.fs.dev;
         let max_bio = self.blk.max_bio_pages(dev) as u64;
         let mut written = 0;
@@ -153,14 +157,25 @@ impl Kernel {
         let mut bio_block = 0u64;
         let size = self.fs.inodes[ino as usize].size;
         let mut idx = self.fs.inodes[ino as usize].dirty_lo.min(size);
-        // ext4_da_writepages (3.0) raises nr_to_write to the number of
-        // dirty delayed-allocation pages in a row from where it starts, up
-        // to s_max_writeback_mb_bump (128 MiB), "so we force contiguous
-        // writes up to the number of dirty blocks in the inode": a flusher
-        // pass or a throttled writer writes a whole file where xfs writes
-        // the caller's chunk. The caller counts every page written.
+        // ext4_da_writepages (3.0) raises nr_to_write, up to
+        // s_max_writeback_mb_bump (128 MiB), "so we force contiguous writes
+        // up to the number of dirty blocks in the inode": for range-cyclic
+        // writeback to the number of dirty delayed-allocation pages in a row
+        // from where the inode's writeback left off (ext4_num_dirty_pages
+        // from writeback_index; here from the first page the walk would
+        // write, at or after dirty_lo), so a flusher pass or a throttled
+        // writer writes a whole file where xfs writes the caller's chunk;
+        // for a whole-range pass (wakeup_flusher_threads' work) to eight
+        // times the caller's nr_to_write, delayed or not. The caller counts
+        // every page written (wbc->nr_to_write -= nr_to_writebump).
         let nr = if self.fs.kind == FsKind::Ext4 {
-            nr.max(self.ext4_num_dirty_pages(ino, idx, (128 << 20) / self.page_size))
+            let max = (128 << 20) / self.page_size;
+            if range_cyclic {
+                let from = self.first_writable(ino, idx, size);
+                nr.max(self.ext4_num_dirty_pages(ino, from, max))
+            } else {
+                nr.max(nr.saturating_mul(8).min(max))
+            }
         } else {
             nr
         };
@@ -260,12 +275,29 @@ impl Kernel {
         (written, blocked)
     }
 
+    /// The first page at or after `idx` (below `size`) that writeback
+    /// would write: dirty, not under writeback, not held by a writer
+    /// waiting for its writeback; `size` if none.
+    fn first_writable(&self, ino: u32, mut idx: u64, size: u64) -> u64 {
+        while idx < size {
+            if !self.radix_chunk_dirty(ino, idx) {
+                idx = self.next_dirty_chunk(ino, self.next_radix_chunk(idx)).min(size);
+                continue;
+            }
+            if self.find_get_page(ino, idx).is_some_and(|q| self.mm.pages.flags[q as usize] & (PG_DIRTY | PG_WRITEBACK | PG_FAULTREF) == PG_DIRTY) {
+                return idx;
+            }
+            idx += 1;
+        }
+        size
+    }
+
     /// ext4_num_dirty_pages (3.0): how many pages from `idx` on, at most
     /// `max`, are in a row cached, dirty, not under writeback and without
     /// a block (0 when the page at `idx` is not).
     fn ext4_num_dirty_pages(&self, ino: u32, idx: u64, max: u64) -> u64 {
         let delayed = |i: u64| {
-            self.find_get_page(ino, i).is_some_and(|q| self.mm.pages.flags[q as usize] & (PG_DIRTY | PG_WRITEBACK) == PG_DIRTY)
+            self.find_get_page(ino, i).is_some_and(|q| self.mm.pages.flags[q as usize] & (PG_DIRTY | PG_WRITEBACK | PG_FAULTREF) == PG_DIRTY)
                 && self.fs.bmap(ino, i) == NO_BLOCK
         };
         let mut n = 0;

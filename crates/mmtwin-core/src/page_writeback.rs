@@ -239,7 +239,7 @@ impl Kernel {
             }
             if bdi_d > task_thresh && !self.bdi.is_empty() {
                 let want = st.write_chunk.saturating_sub(st.pages_written).max(1);
-                let (written, blocked) = self.writeback_inodes_wb(ctx, 0, want, None);
+                let (written, blocked) = self.writeback_inodes_wb(ctx, 0, want, None, true);
                 st.pages_written += written;
                 if blocked {
                     self.kt[pid].bdp = st;

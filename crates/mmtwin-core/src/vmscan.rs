@@ -1340,25 +1340,35 @@ mod tests {
 
     #[test]
     fn ext4_writeback_writes_the_whole_delayed_run_where_xfs_writes_the_chunk() {
-        // 40 dirty pages without blocks, 8 asked for: ext4_da_writepages
-        // raises nr_to_write to the run of delayed pages (all 40, one
-        // extent); xfs writes the 8. A page in the middle given a block
-        // ends the run there.
-        for (kind, hole, want) in [("ext4", None, 40), ("xfs", None, 8), ("ext4", Some(20u64), 20)] {
+        // 100 dirty pages without blocks, 8 asked for. Range-cyclic
+        // writeback (the flusher's background and kupdate passes, a
+        // throttled writer): ext4_da_writepages raises nr_to_write to the
+        // run of delayed pages (all 100; a page given a block at 20 ends
+        // the run there); xfs writes the 8. A whole-range pass
+        // (wakeup_flusher_threads' work): ext4 raises it to 8 x 8 = 64,
+        // delayed or not.
+        for (kind, cyclic, hole, want) in [
+            ("ext4", true, None, 100),
+            ("xfs", true, None, 8),
+            ("ext4", true, Some(20u64), 20),
+            ("ext4", false, None, 64),
+            ("ext4", false, Some(20u64), 64),
+            ("xfs", false, None, 8),
+        ] {
             let mut k = boot(0);
             k.fs.kind = if kind == "ext4" { crate::spec::FsKind::Ext4 } else { crate::spec::FsKind::Xfs };
             let (mut ctx, ino) = user_file(&mut k);
-            for idx in 0..40 {
+            for idx in 0..100 {
                 assert!(matches!(k.write_page(&mut ctx, ino, idx, 4096), crate::filemap::PageOp::Done));
             }
             if let Some(h) = hole {
                 k.fs.alloc_blocks(ino, h, 1);
             }
-            let (written, blocked) = k.writeback_single_inode(&mut ctx, ino, 8);
+            let (written, blocked) = k.writeback_single_inode(&mut ctx, ino, 8, cyclic);
             assert!(!blocked);
-            assert_eq!(written, want, "{kind} {hole:?}");
-            let under_wb = (0..40).filter(|&i| k.mm.pages.test(k.find_get_page(ino, i).unwrap(), PG_WRITEBACK)).count() as u64;
-            assert_eq!(under_wb, want, "{kind} {hole:?}");
+            assert_eq!(written, want, "{kind} cyclic {cyclic} {hole:?}");
+            let under_wb = (0..100).filter(|&i| k.mm.pages.test(k.find_get_page(ino, i).unwrap(), PG_WRITEBACK)).count() as u64;
+            assert_eq!(under_wb, want, "{kind} cyclic {cyclic} {hole:?}");
         }
     }
 
