@@ -294,6 +294,12 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["--mem-mib", "1024", "--scale", "0.5"], "--mem-mib: give --mem-mib or --scale, not both"),
         (["--accel", "xen"], "--accel: 'xen' is not allowed; expected auto, kvm or tcg"),
         (["--max-cpus", "0"], "--max-cpus: 0 is not allowed; expected at least 1"),
+        (["-w", "dd"], "--workload: 'dd' is not allowed; expected one of memhog, mmapstream"),
+        (["--disk-mib", "512"], "--disk-mib: 512 is not allowed with the memhog workload, which uses no disk"),
+        (["-w", "mmapstream", "--disk-mib", "10"], "--disk-mib: 10 is not allowed; expected 64 to 1048576 MiB"),
+        (["-w", "mmapstream", "--size-mib", "1000", "--disk-mib", "1024"],
+         "--disk-mib: 1024 is not allowed for a 1000 MiB workload; its files need at least 1101 MiB"),
+        (["-w", "mmapstream", "--size-mib", "0"], "--size-mib: 0 is not allowed; expected at least 1"),
     ],
 )
 def test_bad_input_one_line(capsys: pytest.CaptureFixture[str], fake_tools: Path, args: list[str], message: str) -> None:
@@ -412,8 +418,10 @@ def test_help_is_true(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and all(c in out for c in ("run", "capture", "clean", "--clean"))
     code, out, _ = call(capsys, "oracle", "run", "--help")
     for opt in ("--mem-mib", "--scale", "--threads", "--cpus", "--size-mib", "--sysctl", "--max-cpus", "--kernel",
-                "--accel", "--timeout", "--json", "--output-dir"):
+                "--accel", "--timeout", "--json", "--output-dir", "--workload", "--disk-mib"):
         assert opt in out
+    code, out, _ = call(capsys, "oracle", "compare", "--help")
+    assert code == 0 and "--workload" in out and "--disk-mib" in out
 
 
 def test_compare_twin_from_fixture() -> None:
@@ -459,6 +467,133 @@ def test_compare_twin_from_fixture() -> None:
     assert (row["pcp_batch"]["twin"], row["pcp_high"]["twin"]) == (31, 186)
 
 
+def test_file_workload_settings() -> None:
+    """mmapstream's defaults: 1.5 x the guest's memory, on a disk with room for ext4's metadata."""
+    from mmtwin.config import load_machine
+
+    topo = guest.guest_topology(load_machine(MACHINE), 1024, None, 8)
+    wl = orun.workload(topo, None, 2, None, "mmapstream")
+    assert wl == {"kind": "mmapstream", "size_mib": 1536, "threads": 2, "cpus": [0, 1], "disk_mib": 2176, "fs": "ext4"}
+    # Larger than the guest is the point of a file workload; the memory hog may not be.
+    assert orun.workload(topo, 3000, 1, "3", "mmapstream", 4096)["disk_mib"] == 4096
+    conf, _ = orun._settings(wl, [])
+    assert "WORKLOAD=mmapstream\n" in conf and "DISK=1\n" in conf and "HOG_MIB=1536\n" in conf
+    conf, _ = orun._settings(orun.workload(topo, 100, 1, None), [])
+    assert "WORKLOAD=memhog\n" in conf and "DISK=0\n" in conf
+    with pytest.raises(MmtwinError, match="the 1024 MiB guest has no swap"):
+        orun.workload(topo, 3000, 1, None)
+
+
+def _fake_modules(root: Path, release: str, dep: str, builtin: str = "") -> None:
+    base = root / release
+    base.mkdir(parents=True)
+    (base / "modules.dep").write_text(dep)
+    (base / "modules.builtin").write_text(builtin)
+    for line in dep.splitlines():
+        path = line.partition(":")[0]
+        (base / path).parent.mkdir(parents=True, exist_ok=True)
+        (base / path).write_bytes(b"\x7fELF " + path.encode())
+
+
+def test_disk_modules_in_load_order(tmp_path: Path) -> None:
+    from mmtwin.oracle import initramfs
+
+    dep = ("kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio_pci_modern_dev.ko "
+           "kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n"
+           "kernel/drivers/virtio/virtio.ko: kernel/drivers/virtio/virtio_ring.ko\n"
+           "kernel/drivers/virtio/virtio_ring.ko:\n"
+           "kernel/drivers/virtio/virtio_pci_modern_dev.ko:\n"
+           "kernel/drivers/block/virtio_blk.ko: kernel/drivers/virtio/virtio.ko kernel/drivers/virtio/virtio_ring.ko\n"
+           "kernel/fs/xfs/xfs.ko: kernel/lib/libcrc32c.ko\n")
+    _fake_modules(tmp_path, "6.1.0-9-test", dep)
+    names = [p.name for p in initramfs.disk_modules("6.1.0-9-test", tmp_path)]
+    assert names == ["virtio_pci_modern_dev.ko", "virtio_ring.ko", "virtio.ko", "virtio_pci.ko", "virtio_blk.ko"]
+    for i, name in enumerate(names):  # every module after what it depends on
+        for line in dep.splitlines():
+            head, _, rest = line.partition(":")
+            if head.endswith("/" + name):
+                assert all(names.index(Path(d).name) < i for d in rest.split())
+    archive = initramfs.modules_archive("6.1.0-9-test", tmp_path)
+    assert b"modules/load" in archive and b"virtio_ring.ko\nvirtio.ko\n" in archive
+    # A driver the kernel has built in is not loaded; one it lacks is a one-line error.
+    _fake_modules(tmp_path, "6.1.0-8-test", dep, builtin="kernel/drivers/block/virtio_blk.ko\n")
+    assert [p.name for p in initramfs.disk_modules("6.1.0-8-test", tmp_path)][-1] == "virtio_pci.ko"
+    _fake_modules(tmp_path, "6.1.0-7-test", "kernel/drivers/virtio/virtio_pci.ko:\n")
+    with pytest.raises(MmtwinError, match="has no module virtio_blk"):
+        initramfs.disk_modules("6.1.0-7-test", tmp_path)
+    with pytest.raises(MmtwinError, match="modules.dep is missing; install the kernel's package"):
+        initramfs.disk_modules("6.1.0-6-missing", tmp_path)
+    assert initramfs.kernel_release(Path("/boot/vmlinuz-6.1.0-56-cloud-amd64")) == "6.1.0-56-cloud-amd64"
+    with pytest.raises(MmtwinError, match="expected /boot/vmlinuz-RELEASE"):
+        initramfs.kernel_release(Path("/tmp/bzImage"))
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_filehog_mmapstream_on_the_host(tmp_path: Path) -> None:
+    """The guest's mapped writer, run here: each process's sparse file has its share of the pages, written
+    (every page's first word numbered), seen by the command while it exists, and removed afterwards."""
+    import subprocess
+
+    from mmtwin.oracle import initramfs
+
+    prog = tmp_path / "filehog"
+    initramfs.compile_program(prog)
+    files = tmp_path / "files"
+    files.mkdir()
+    seen = tmp_path / "seen"
+    cmd = (f"for f in {files}/sparse-*; do od -A n -t u8 -j 4096 -N 8 $f | tr -d ' '; "
+           f"stat -c %s $f; done > {seen}")
+    proc = subprocess.run([str(prog), "mmapstream", str(files), "3", "2", "0,0", cmd],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("filehog: mmapstream wrote 768 pages (3 MiB) through 2 shared mappings in ")
+    # 384 pages each; the word of page 1 is 2 (page i holds i + 1).
+    assert seen.read_text().split() == ["2", str(384 * 4096), "2", str(384 * 4096)]
+    assert list(files.iterdir()) == []
+    bad = subprocess.run([str(prog), "mmapstream", str(files), "3", "2", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "one cpu per process" in bad.stderr
+    gone = subprocess.run([str(prog), "mmapstream", str(tmp_path / "nodir"), "1", "1", "0"], capture_output=True,
+                          text=True)
+    assert gone.returncode == 1 and "cannot create" in gone.stderr
+
+
+def test_compare_file_workload_holds_only_what_the_workload_decides() -> None:
+    """For a file workload the twin must agree on the faults and dirtied pages; reclaim's counters and the
+    placement are printed beside the real ones and do not decide the verdict."""
+    from mmtwin.oracle import compare as ocmp
+
+    pages = 1536 * 256
+    numa = {k: {"delta": 0} for k in orun.NUMASTAT}
+    doc = {
+        "machine": MACHINE, "accel": "tcg",
+        "guest": {"nodes": 1, "cpus_per_node": [2], "memory_mib": [1024], "distance": [[10]]},
+        "kernel": {"release": "6.1.0-test"},
+        "snapshots": {"before": {"zoneinfo": []}},
+        "summary": {"numastat": {"0": {**numa, "numa_hit": {"delta": pages}}}, "pgalloc": {"dma32": pages},
+                    "vmstat_delta": {"pgfault": pages + 3000, "nr_dirtied": pages, "pgscan_kswapd": 500_000,
+                                     "allocstall_normal": 70, "allocstall_movable": 700}},
+        "workload": {"kind": "mmapstream", "size_mib": 1536, "threads": 2, "cpus": [0, 1], "disk_mib": 2176,
+                     "fs": "ext4"},
+    }
+    twin = {"zones": [{"node": 0, "zone": "DMA32", "numa_hit": pages // 2, "numa_miss": 0, "numa_foreign": 0,
+                       "numa_local": pages // 2, "numa_other": 0, "pgalloc": pages // 2}],
+            "vmstat_start": {"pgfault": 10}, "vmstat": {"pgfault": pages + 10, "nr_dirtied": pages,
+                                                          "pgscan_kswapd": 100, "allocstall_normal": 2}}
+    cmp = ocmp.compare(doc, twin)
+    assert [r["what"] for r in cmp["placement"]] == ["pgfault", "nr_dirtied"]
+    assert cmp["placement_within"]  # placement off by half and kswapd's scanning by 5000 x: reported only
+    rep = {r["what"]: r for r in cmp["reported"]}
+    assert (rep["allocstall"]["real"], rep["allocstall"]["twin"]) == (770, 2)
+    assert rep["node 0 numa_hit"]["twin"] == pages // 2 and rep["pgalloc_dma32"]["real"] == pages
+    text = ocmp.format_compare(doc, cmp)
+    assert "held (change over the workload)" in text and "reported, not held (the twin's own reclaim)" in text
+    assert "mmapstream 1536 MiB through shared file mappings, 2 process(es) on CPU 0,1, files on ext4" in text
+    assert "held counters: within 5%" in text
+    # A twin that dirtied a page twice would be caught.
+    twin["vmstat"]["nr_dirtied"] = 2 * pages
+    assert not ocmp.compare(doc, twin)["placement_within"]
+
+
 # --------------------------------------------------------------------------- boots
 
 
@@ -472,6 +607,8 @@ def _tools_missing() -> list[str]:
         missing.append("busybox-static")
     if shutil.which("gcc") is None:
         missing.append("gcc")
+    if not any(os.path.exists(p) for p in ("/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4")) and not shutil.which("mkfs.ext4"):
+        missing.append("e2fsprogs (mkfs.ext4)")
     return missing
 
 
@@ -591,3 +728,25 @@ def test_boot_compare_topologies(capsys: pytest.CaptureFixture[str], monkeypatch
         # Node 0 holds 512 MiB: the rest of the hog came from other nodes.
         miss = sum(r["real"] for r in cmp["placement"] if r["what"].endswith("numa_miss"))
         assert miss > 50_000
+
+
+@requires_vm
+def test_boot_compare_mapped_writer_on_a_virtio_disk(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch, boot_cache: Path) -> None:
+    """oracle compare -w mmapstream: 1.5 GiB written through shared mappings on ext4 by a 1 GiB guest, so the
+    real kernel reclaims; faults and dirtied pages agree with the twin's, reclaim's counters are reported."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "1024", "-w", "mmapstream",
+                          "--size-mib", "1536", "--threads", "2", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    real = doc["real"]["summary"]["vmstat_delta"]
+    pages = 1536 * 256
+    assert doc["real"]["workload"]["status"] == 0 and "wrote 393216 pages" in doc["real"]["workload"]["output"]
+    assert pages <= real["nr_dirtied"] < pages * 1.01
+    assert real["pgscan_kswapd"] + real["pgscan_direct"] > pages // 4  # 1.5 x its memory: the guest reclaimed
+    assert real["pgpgout"] > 512 * 1024  # KiB: at least a third went to the disk before the files went
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    assert {r["what"] for r in cmp["reported"]} >= {"pgscan_kswapd", "pgsteal_direct", "pgpgout", "node 1 numa_miss"}
+    assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # the disk image went with the run

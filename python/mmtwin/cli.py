@@ -1060,8 +1060,10 @@ def bench(
 
 oracle_app = typer.Typer(
     help=(
-        "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog in it and "
-        "print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-*, busybox-static, and gcc with a static libc (libc6-dev)."
+        "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog or a mapped "
+        "file writer in it and print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-* "
+        "(with its modules for a file workload's virtio disk), busybox-static, gcc with a static libc (libc6-dev), "
+        "and mkfs.ext4 (e2fsprogs) for a file workload."
     ),
     invoke_without_command=True,
     no_args_is_help=False,
@@ -1087,7 +1089,14 @@ _O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
 _O_THREADS = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus).")
 _O_CPUS = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4.")
 _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
-                       help="MiB the hog touches in all, one store per 4 KiB page (default: half of node 0).")
+                       help="MiB the workload touches in all, one store per 4 KiB page (default: memhog half of node 0, "
+                            "mmapstream 1.5 x the guest's memory).")
+_O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
+                           help="memhog (anonymous memory; default) or mmapstream (shared file mappings written page by "
+                                "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1).")
+_O_DISK = typer.Option(None, "--disk-mib", metavar="N",
+                       help="mmapstream: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
+                            "A sparse image in the oracle's cache, formatted ext4 on the host.")
 _O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
 _O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)
 _O_ACCEL = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP)
@@ -1142,6 +1151,8 @@ def oracle_run_cmd(
     threads: int = _O_THREADS,
     cpus: Optional[str] = _O_CPUS,
     size_mib: Optional[int] = _O_SIZE,
+    workload: str = _O_WORKLOAD,
+    disk_mib: Optional[int] = _O_DISK,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
     max_cpus: int = _O_MAX_CPUS,
@@ -1152,10 +1163,11 @@ def oracle_run_cmd(
     output_dir_text: Optional[str] = typer.Option(None, "--output-dir", metavar="DIR",
                                                   help="Also write the raw /proc and /sys files per phase, the serial log and oracle.json in DIR."),
 ) -> None:
-    """Boot the preset's topology, run the memory hog, and print zone watermarks and placement counters.
+    """Boot the preset's topology, run the workload, and print zone watermarks, placement and vmstat counters.
 
     The guest dumps /proc/vmstat, zoneinfo, buddyinfo, pagetypeinfo, meminfo and each node's numastat
-    before the hog, while it holds its memory (during) and after it exits.
+    before the workload, when it has touched all its memory (during: the hog still holds it; the mapped
+    files are still cached) and after it exits (the files removed).
     """
     from mmtwin.oracle import guest, run as orun
 
@@ -1164,10 +1176,10 @@ def oracle_run_cmd(
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.workload(topo, size_mib, threads, cpus)
+    orun.workload(topo, size_mib, threads, cpus, workload, disk_mib)
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
-                                  timeout=timeout)
+                                  timeout=timeout, kind=workload, disk_mib=disk_mib)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1217,21 +1229,27 @@ def oracle_compare_cmd(
     threads: int = _O_THREADS,
     cpus: Optional[str] = _O_CPUS,
     size_mib: Optional[int] = _O_SIZE,
+    workload: str = _O_WORKLOAD,
+    disk_mib: Optional[int] = _O_DISK,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
-                                                    "lowmem_reserve_ratio and zone_reclaim_mode) before the workload (repeatable)."),
+                                                    "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
+                                                    "ratios and intervals, swappiness, vfs_cache_pressure, min_unmapped_ratio, "
+                                                    "min_slab_ratio) before the workload (repeatable)."),
     tolerance: float = typer.Option(0.05, "--tolerance", metavar="FRACTION",
-                                    help="How far the twin's placement counters may be from the real ones (default 0.05)."),
+                                    help="How far the twin's held counters may be from the real ones (default 0.05)."),
     max_cpus: int = _O_MAX_CPUS,
     kernel: Optional[str] = _O_KERNEL,
     accel: str = _O_ACCEL,
     timeout: float = _O_TIMEOUT,
     json_out: bool = typer.Option(False, "--json", help="Print the real run, the twin's result and the comparison as JSON."),
 ) -> None:
-    """Run the memory hog on the real kernel and on the twin with the guest's own layout, side by side.
+    """Run the workload on the real kernel and on the twin with the guest's own layout, side by side.
 
-    Zone watermarks and protection must agree exactly; the placement counters (numastat per node, pgalloc per
-    zone) within --tolerance. Exits 1 when either does not (docs/oracle.md, "compare").
+    Zone watermarks and protection must agree exactly; the held counters within --tolerance: for the memory
+    hog its placement (numastat per node, pgalloc per zone) and pgfault, for mmapstream pgfault and
+    nr_dirtied, with what reclaim and writeback did printed beside them and not held. Exits 1 when either
+    does not agree (docs/oracle.md, "compare").
     """
     from mmtwin.engine import run_spec, strip_perf
     from mmtwin.oracle import compare as ocmp, guest, run as orun
@@ -1241,10 +1259,11 @@ def oracle_compare_cmd(
     m = _oracle_machine(machine)
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.workload(topo, size_mib, threads, cpus)
+    orun.workload(topo, size_mib, threads, cpus, workload, disk_mib)
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
-                                  timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE)
+                                  timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
+                                  disk_mib=disk_mib)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")

@@ -208,8 +208,10 @@ def choose_accel(accel: str) -> str:
     return accel
 
 
-def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial: Path, accel: str) -> list[str]:
-    """The QEMU command line for `topo`: one RAM backend per node, the CPUs of each node, the SLIT."""
+def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial: Path, accel: str,
+              disk: Optional[Path] = None) -> list[str]:
+    """The QEMU command line for `topo`: one RAM backend per node, the CPUs of each node, the SLIT;
+    with `disk`, that raw image as a virtio-blk disk (/dev/vda in the guest)."""
     args = [
         qemu, "-machine", "pc", "-accel", accel, "-cpu", "max" if accel == "tcg" else "host,-arch-capabilities",
         "-m", f"{topo.total_mib}M", "-smp", str(topo.total_cpus),
@@ -228,7 +230,52 @@ def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial
         for j in range(topo.nodes):
             if i != j:
                 args += ["-numa", f"dist,src={i},dst={j},val={topo.distance[i][j]}"]
+    if disk is not None:
+        # cache=unsafe: the host never flushes the image (it is thrown away after the run); the
+        # guest's own writeback and block layer are what is observed, not the host's disk.
+        args += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe,discard=unmap"]
     return args
+
+
+# mkfs.ext4's settings for the guest's disk: fixed UUID and directory hash seed (same inputs, same
+# image), and inode tables and journal written at mkfs time, so the guest kernel's lazy-init
+# thread does no I/O of its own during the run.
+MKFS_EXT4 = ("-q", "-F", "-t", "ext4", "-U", "6d6d7477-696e-4f72-8163-6c6544697363",
+             "-E", "hash_seed=6d6d7477-696e-4f72-8163-6c6548617368,lazy_itable_init=0,lazy_journal_init=0,nodiscard",
+             "-L", "mmtwin")
+
+
+def find_mkfs() -> str:
+    for cand in (shutil.which("mkfs.ext4"), "/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4"):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    raise MmtwinError("oracle: mkfs.ext4 not found (a file workload's disk is made on the host); "
+                      "install it: apt-get install e2fsprogs")
+
+
+def make_disk(path: Path, size_mib: int) -> None:
+    """A sparse raw image of `size_mib` MiB with a fresh ext4 filesystem."""
+    mkfs = find_mkfs()
+    try:
+        free_mib = shutil.disk_usage(path.parent).free >> 20
+    except OSError:
+        free_mib = None
+    if free_mib is not None and free_mib < size_mib + 64:
+        raise MmtwinError(f"--disk-mib: {size_mib} is not allowed here; the oracle's cache directory "
+                          f"{path.parent} has {free_mib} MiB free and the workload may fill the disk image")
+    try:
+        with open(path, "wb") as fh:
+            fh.truncate(size_mib << 20)
+    except OSError as exc:
+        raise MmtwinError(f"oracle: cannot create the disk image {path}: {exc.strerror}") from None
+    try:
+        proc = subprocess.run([mkfs, *MKFS_EXT4, str(path)], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "E2FSPROGS_FAKE_TIME": "1700000000"})
+    except subprocess.TimeoutExpired:
+        raise MmtwinError(f"oracle: mkfs.ext4 did not finish within 600 s on {path}") from None
+    if proc.returncode != 0:
+        said = " ".join((proc.stderr.strip() or proc.stdout.strip() or "no message").split())
+        raise MmtwinError(f"oracle: mkfs.ext4 failed on the disk image (exit {proc.returncode}): {said[:300]}")
 
 
 @dataclass
@@ -388,8 +435,10 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
 
 
 def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
-         timeout: float = 300.0) -> BootResult:
-    """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it."""
+         timeout: float = 300.0, disk_mib: Optional[int] = None) -> BootResult:
+    """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it.
+    With `disk_mib`, the guest also gets a virtio disk of that size with a fresh ext4 filesystem and
+    the kernel's virtio modules (the conf must say DISK=1 for /init to mount it)."""
     if not (math.isfinite(timeout) and 0 < timeout <= 86400):
         raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds, more than 0 and at most 86400")
     qemu = find_qemu()
@@ -412,8 +461,14 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
     keep = False
     try:
         initrd = work / "initrd.cpio"
+        extra = b""
+        disk = None
+        if disk_mib is not None:
+            extra = initramfs.modules_archive(initramfs.kernel_release(image))
+            disk = work / "disk.img"
+            make_disk(disk, disk_mib)
         try:
-            initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl))
+            initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl) + extra)
         except OSError as exc:
             raise MmtwinError(f"oracle: cannot write the guest's initramfs {initrd}: {exc.strerror} "
                               "(was 'mmtwin oracle clean' run meanwhile?)") from None
@@ -421,7 +476,7 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
         errlog = work / "qemu.err"
         while True:
             serial.write_bytes(b"")
-            args = qemu_args(qemu, topo, image, initrd, serial, chosen)
+            args = qemu_args(qemu, topo, image, initrd, serial, chosen, disk)
             try:
                 rc, wall = _run_qemu(args, serial, errlog, timeout, KVM_PROBE_S if chosen == "kvm" else None)
             except _KvmStuck:

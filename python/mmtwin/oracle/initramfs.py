@@ -1,11 +1,12 @@
-"""The guest's initramfs: busybox-static, the memory hog and an init script.
+"""The guest's initramfs: busybox-static, the workloads (memhog, filehog) and an init script.
 
 The archive is written here in the kernel's "newc" cpio format with fixed
 owners and times, so the same inputs give the same bytes. The base archive
-(busybox, memhog, /init) is built once and cached under the oracle cache
-directory, named by a hash of what went into it; each boot appends a small
-second archive with its own settings (/oracle.conf, /oracle.sysctl), which
-the kernel unpacks over the first (concatenated cpio archives are allowed).
+(busybox, memhog, filehog, /init) is built once and cached under the oracle
+cache directory, named by a hash of what went into it; each boot appends a
+small second archive with its own settings (/oracle.conf, /oracle.sysctl),
+and a boot with a disk a third with the kernel's virtio modules, which the
+kernel unpacks over the first (concatenated cpio archives are allowed).
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # Only emergencies on the console from here on: kernel lines must not split ours.
 dmesg -n 1
 M=@@MARK@@
+WORKLOAD=memhog
 HOG_MIB=0
 HOG_THREADS=1
 HOG_CPUS=0
+DISK=0
 WMARK_RECOMPUTE=0
 [ -f /oracle.conf ] && . /oracle.conf
 say() { echo "$M $*"; }
@@ -84,14 +87,29 @@ if [ "$WMARK_RECOMPUTE" = 1 ]; then
     echo "$v" > /proc/sys/vm/$key || say ERROR sysctl vm.$key the kernel refused "$v"
   done
 fi
-for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.watermark_scale_factor vm.watermark_boost_factor vm.numa_zonelist_order; do
+for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.watermark_scale_factor vm.watermark_boost_factor vm.numa_zonelist_order vm.dirty_ratio vm.dirty_background_ratio vm.dirty_expire_centisecs vm.dirty_writeback_centisecs vm.swappiness vm.vfs_cache_pressure vm.min_unmapped_ratio vm.min_slab_ratio; do
   f=/proc/sys/$(echo "$key" | tr . /)
   [ -f "$f" ] && say VALUE "$key" "$(cat $f | tr '\t\n' '  ')"
 done
+# A file workload's disk: the virtio modules (from the third archive, in load order), then the
+# ext4 filesystem the host made on it, mounted at /mnt.
+if [ "$DISK" = 1 ]; then
+  for m in $(cat /modules/load); do
+    insmod /modules/$m || say ERROR disk the kernel refused module $m
+  done
+  i=0
+  while [ ! -b /dev/vda ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+  mkdir -p /mnt
+  mount -t ext4 /dev/vda /mnt || say ERROR disk cannot mount /dev/vda as ext4
+fi
 snapshot before
 if [ "$HOG_MIB" -gt 0 ]; then
   say BEGIN run workload
-  /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+  if [ "$WORKLOAD" = memhog ]; then
+    /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+  else
+    /bin/filehog "$WORKLOAD" /mnt "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+  fi
   rc=$?
   say END run workload
   say STATUS workload $rc
@@ -155,8 +173,98 @@ def settings_archive(conf: str, sysctl: str) -> bytes:
                  ("oracle.sysctl", stat.S_IFREG | 0o644, sysctl.encode())])
 
 
-def memhog_source() -> bytes:
-    return resources.files("mmtwin.oracle").joinpath("memhog.c").read_bytes()
+# The modules a file workload's disk needs (virtio-blk on QEMU's PCI bus), with what they depend on.
+DISK_MODULES = ("virtio_pci", "virtio_blk")
+
+
+def kernel_release(image: Path) -> str:
+    """The release of a kernel image named as Debian installs it (/boot/vmlinuz-RELEASE)."""
+    name = image.name
+    if not name.startswith("vmlinuz-") or len(name) == len("vmlinuz-"):
+        raise MmtwinError(f"--kernel: {str(image)!r}: a file workload needs the kernel's modules, found by the "
+                          "release in the image's name; expected /boot/vmlinuz-RELEASE")
+    return name[len("vmlinuz-"):]
+
+
+def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
+    """DISK_MODULES and their dependencies from modules.dep, in an order insmod can load them
+    (every module after the ones it depends on). A module the kernel has built in is not listed
+    there and not needed."""
+    base = root / release
+    dep_file = base / "modules.dep"
+    hint = f"install the kernel's package (Debian: linux-image-{release})"
+    try:
+        text = dep_file.read_text()
+    except OSError:
+        raise MmtwinError(f"oracle: a file workload needs the guest kernel's modules and {dep_file} is missing; "
+                          f"{hint}") from None
+    deps: dict[str, list[str]] = {}
+    by_name: dict[str, str] = {}
+    for line in text.splitlines():
+        path, sep, rest = line.partition(":")
+        if not sep:
+            continue
+        deps[path] = rest.split()
+        stem = Path(path).name
+        for ext in (".ko", ".ko.xz", ".ko.zst", ".ko.gz"):
+            if stem.endswith(ext):
+                by_name[stem[: -len(ext)].replace("-", "_")] = path
+    try:
+        builtin = {Path(x).name.removesuffix(".ko").replace("-", "_")
+                   for x in (base / "modules.builtin").read_text().split()}
+    except OSError:
+        builtin = set()
+    order: list[str] = []
+
+    def visit(path: str) -> None:
+        if path in order:
+            return
+        for d in deps.get(path, []):
+            visit(d)
+        order.append(path)
+
+    for name in DISK_MODULES:
+        if name in builtin:
+            continue
+        if name not in by_name:
+            raise MmtwinError(f"oracle: the guest kernel {release} has no module {name} (needed for the virtio disk "
+                              f"of a file workload) in {dep_file}; {hint}")
+        visit(by_name[name])
+    for path in order:
+        if not path.endswith(".ko"):
+            raise MmtwinError(f"oracle: module {path} of kernel {release} is compressed; busybox's insmod loads "
+                              "plain .ko files only")
+    return [base / p for p in order]
+
+
+def modules_archive(release: str, root: Path = Path("/lib/modules")) -> bytes:
+    """The archive with the disk's modules: /modules/NAME.ko and /modules/load (their load order)."""
+    entries: list[tuple[str, int, bytes | tuple[int, int] | None]] = [("modules", stat.S_IFDIR | 0o755, None)]
+    names = []
+    for path in disk_modules(release, root):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise MmtwinError(f"oracle: cannot read module {path}: {exc.strerror}") from None
+        entries.append((f"modules/{path.name}", stat.S_IFREG | 0o644, data))
+        names.append(path.name)
+    entries.append(("modules/load", stat.S_IFREG | 0o644, "".join(f"{n}\n" for n in names).encode()))
+    return cpio(entries)
+
+
+# The guest's programs, each compiled from the C source of that name kept beside this file,
+# with the header they share.
+PROGRAMS = ("memhog", "filehog")
+SHARED_HEADER = "guestlib.h"
+
+
+def program_source(name: str) -> bytes:
+    return resources.files("mmtwin.oracle").joinpath(f"{name}.c").read_bytes()
+
+
+def shared_header() -> bytes:
+    return resources.files("mmtwin.oracle").joinpath(SHARED_HEADER).read_bytes()
+
 
 
 def _is_static_elf(path: Path) -> bool:
@@ -195,13 +303,15 @@ def find_busybox() -> Path:
     return path
 
 
-def compile_memhog(out: Path) -> None:
-    """Compile memhog.c statically with gcc into ``out``."""
+def compile_program(out: Path) -> None:
+    """Compile the program named ``out.name`` (memhog.c, filehog.c) statically with gcc into ``out``."""
     gcc = shutil.which("gcc")
     if gcc is None:
         raise MmtwinError("oracle: gcc not found; install it: apt-get install gcc libc6-dev")
+    name = out.name
     src = out.with_suffix(".c")
-    src.write_bytes(memhog_source())
+    src.write_bytes(program_source(name))
+    (out.parent / SHARED_HEADER).write_bytes(shared_header())
     try:
         proc = subprocess.run(
             [gcc, "-static", "-O2", "-pthread", "-Wall", "-o", str(out), str(src)],
@@ -210,14 +320,15 @@ def compile_memhog(out: Path) -> None:
             env={**os.environ, "TMPDIR": str(out.parent)},
         )
     except subprocess.TimeoutExpired:
-        raise MmtwinError("oracle: gcc did not finish compiling memhog.c within 120 s") from None
+        raise MmtwinError(f"oracle: gcc did not finish compiling {name}.c within 120 s") from None
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise MmtwinError(f"oracle: gcc could not link memhog.c statically ({first}); install libc6-dev")
+        raise MmtwinError(f"oracle: gcc could not link {name}.c statically ({first}); install libc6-dev")
+
 
 
 def _toolchain() -> bytes:
-    """What the static memhog also depends on: gcc's version and the static libc (size, mtime)."""
+    """What the static programs also depend on: gcc's version and the static libc (size, mtime)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         return b"no gcc"
@@ -237,12 +348,13 @@ def _toolchain() -> bytes:
 
 
 def base_archive(cache: Path) -> Path:
-    """The cached base initramfs (built when missing): busybox, memhog, /init."""
+    """The cached base initramfs (built when missing): busybox, memhog, filehog, /init."""
     busybox = find_busybox()
     bb = busybox.read_bytes()
     init = INIT_SCRIPT.replace("@@MARK@@", MARK).encode()
     snap = SNAPSHOT_SCRIPT.replace("@@MARK@@", MARK).encode()
-    key = hashlib.sha256(b"\0".join([bb, memhog_source(), init, snap, _toolchain()])).hexdigest()[:16]
+    sources = [program_source(name) for name in PROGRAMS] + [shared_header()]
+    key = hashlib.sha256(b"\0".join([bb, *sources, init, snap, _toolchain()])).hexdigest()[:16]
     path = cache / f"initramfs-{key}.cpio"
     if path.is_file():
         return path
@@ -250,8 +362,10 @@ def base_archive(cache: Path) -> Path:
     work = cache / f"build-{key}-{os.getpid()}"
     work.mkdir(parents=True, exist_ok=True)
     try:
-        hog = work / "memhog"
-        compile_memhog(hog)
+        built = {}
+        for name in PROGRAMS:
+            compile_program(work / name)
+            built[name] = (work / name).read_bytes()
         entries: list[tuple[str, int, bytes | tuple[int, int] | None]] = [
             ("bin", stat.S_IFDIR | 0o755, None),
             ("dev", stat.S_IFDIR | 0o755, None),
@@ -261,7 +375,8 @@ def base_archive(cache: Path) -> Path:
             ("tmp", stat.S_IFDIR | 0o1777, None),
             ("bin/busybox", stat.S_IFREG | 0o755, bb),
             ("bin/sh", stat.S_IFLNK | 0o777, b"busybox"),
-            ("bin/memhog", stat.S_IFREG | 0o755, hog.read_bytes()),
+            ("bin/memhog", stat.S_IFREG | 0o755, built["memhog"]),
+            ("bin/filehog", stat.S_IFREG | 0o755, built["filehog"]),
             ("init", stat.S_IFREG | 0o755, init),
             ("snapshot.sh", stat.S_IFREG | 0o755, snap),
         ]

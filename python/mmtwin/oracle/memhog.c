@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guestlib.h"
+
 #define PAGE 4096UL
 #define MAX_THREADS 256
 
@@ -70,46 +72,6 @@ static void *hog(void *arg)
 		job->pages_touched++;
 	}
 	return NULL;
-}
-
-extern char **environ;
-
-/* Run COMMAND with /bin/sh -c and wait for it; posix_spawn does not copy
- * the hog's page tables the way fork would. */
-static int run_while_holding(const char *command)
-{
-	char *args[] = { "sh", "-c", (char *)command, NULL };
-	pid_t pid;
-	int status, err;
-
-	err = posix_spawn(&pid, "/bin/sh", NULL, NULL, args, environ);
-	if (err != 0) {
-		fprintf(stderr, "memhog: cannot run %s: %s\n", command, strerror(err));
-		return 1;
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return 1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
-static int parse_cpus(const char *text, int *cpus, int max)
-{
-	int n = 0;
-	const char *p = text;
-	char *end;
-
-	while (*p && n < max) {
-		long v = strtol(p, &end, 10);
-		if (end == p || v < 0)
-			return -1;
-		cpus[n++] = (int)v;
-		p = end;
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -1;
-	}
-	return n;
 }
 
 int main(int argc, char **argv)
@@ -158,7 +120,7 @@ int main(int argc, char **argv)
 	       touched, mib, threads,
 	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	fflush(stdout);
-	if (argc == 5 && run_while_holding(argv[4]) != 0)
+	if (argc == 5 && run_command("memhog", argv[4]) != 0)
 		failed = 1;
 	return failed ? 1 : 0;
 }

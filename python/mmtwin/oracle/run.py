@@ -18,7 +18,17 @@ VMSTAT_DELTAS = (
     "pgsteal_direct", "allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable",
     "pswpin", "pswpout", "numa_pte_updates", "zone_reclaim_failed", "kswapd_low_wmark_hit_quickly",
     "kswapd_high_wmark_hit_quickly", "oom_kill",
+    # file workloads: I/O, dirtying and writeback, and what reclaim did with file pages
+    "pgpgin", "pgpgout", "nr_dirtied", "nr_written", "pgdeactivate", "pgrotated", "pgscan_file", "pgsteal_file",
+    "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "slabs_scanned", "kswapd_inodesteal", "pginodesteal",
+    "workingset_refault_file", "workingset_activate_file",
 )
+# What the guest runs: the memory hog (anonymous memory), or a file workload on a virtio disk with
+# ext4 (filehog.c; the twin's workload of the same name).
+WORKLOADS = ("memhog", "mmapstream")
+FILE_WORKLOADS = ("mmapstream",)
+MIN_DISK_MIB = 64
+MAX_DISK_MIB = 1 << 20
 HEADROOM_MIB = 192          # what the guest kernel and its tmpfs root keep for themselves, roughly
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 _SYSCTL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*$")
@@ -44,14 +54,35 @@ def parse_sysctls(items: Optional[Sequence[str]]) -> list[tuple[str, str]]:
     return out
 
 
-def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str]) -> dict[str, Any]:
-    """The memory hog's settings, checked against the guest."""
+def disk_size(size_mib: int, disk_mib: Optional[int]) -> int:
+    """The file workload's disk: --disk-mib, or room for its files plus ext4's own (a quarter more, and 256 MiB)."""
+    if disk_mib is None:
+        return size_mib + size_mib // 4 + 256
+    if not MIN_DISK_MIB <= disk_mib <= MAX_DISK_MIB:
+        raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed; expected {MIN_DISK_MIB} to {MAX_DISK_MIB} MiB")
+    # ext4's metadata (inode tables, journal, group descriptors) takes a few percent of the disk.
+    room = disk_mib - disk_mib // 16 - 32
+    if size_mib > room:
+        raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed for a {size_mib} MiB workload; its files need "
+                          f"at least {size_mib + size_mib // 15 + 35} MiB with ext4's own metadata")
+    return disk_mib
+
+
+def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
+             kind: str = "memhog", disk_mib: Optional[int] = None) -> dict[str, Any]:
+    """The workload's settings, checked against the guest."""
+    if kind not in WORKLOADS:
+        raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of {', '.join(WORKLOADS)}")
+    if kind == "memhog" and disk_mib is not None:
+        raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with the memhog workload, which uses no disk; "
+                          f"give --workload {FILE_WORKLOADS[0]}")
     if size_mib is None:
-        size_mib = topo.memory_mib[0] // 2
+        # The memory hog fits in node 0; a file workload writes half as much again as the guest has.
+        size_mib = topo.memory_mib[0] // 2 if kind == "memhog" else topo.total_mib * 3 // 2
     if size_mib < 1:
         raise MmtwinError(f"--size-mib: {size_mib} is not allowed; expected at least 1")
     limit = topo.total_mib - HEADROOM_MIB
-    if size_mib > limit:
+    if kind == "memhog" and size_mib > limit:
         raise MmtwinError(
             f"--size-mib: {size_mib} is not allowed; the {topo.total_mib} MiB guest has no swap, so the hog must be "
             f"at most {limit} MiB (guest memory less {HEADROOM_MIB} MiB for the guest kernel)"
@@ -75,7 +106,11 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
     for c in ids:
         if c >= topo.total_cpus:
             raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
-    return {"kind": "memhog", "size_mib": size_mib, "threads": threads, "cpus": ids}
+    wl: dict[str, Any] = {"kind": kind, "size_mib": size_mib, "threads": threads, "cpus": ids}
+    if kind in FILE_WORKLOADS:
+        wl["disk_mib"] = disk_size(size_mib, disk_mib)
+        wl["fs"] = "ext4"
+    return wl
 
 
 def snapshots(out: guest.GuestOutput) -> dict[str, Any]:
@@ -156,7 +191,8 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
     if wl is None:
         conf = "HOG_MIB=0\n"
     else:
-        conf = f"HOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\nHOG_CPUS={','.join(map(str, wl['cpus']))}\n"
+        conf = (f"WORKLOAD={wl['kind']}\nHOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\n"
+                f"HOG_CPUS={','.join(map(str, wl['cpus']))}\nDISK={int('disk_mib' in wl)}\n")
     return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
 
 
@@ -164,25 +200,31 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                max_cpus: int = guest.DEFAULT_MAX_CPUS, size_mib: Optional[int] = None, threads: int = 1,
                cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
-               extra_conf: str = "") -> tuple[dict[str, Any], guest.BootResult]:
-    """Boot, run the hog (unless `workload_on` is False) and return (the result dict, the boot).
+               extra_conf: str = "", kind: str = "memhog",
+               disk_mib: Optional[int] = None) -> tuple[dict[str, Any], guest.BootResult]:
+    """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
     `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE)."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
-    wl = workload(topo, size_mib, threads, cpus) if workload_on else None
+    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib) if workload_on else None
     conf, sysctl_text = _settings(wl, settings)
     conf += extra_conf
-    result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout)
+    result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout,
+                        disk_mib=wl.get("disk_mib") if wl else None)
     out = result.output
     if out.errors:
-        raise MmtwinError(f"--sysctl: the guest kernel said: {out.errors[0]}")
+        first = out.errors[0]
+        if first.startswith("disk "):
+            raise MmtwinError(f"oracle: the guest could not use its disk: {first[len('disk '):]}")
+        raise MmtwinError(f"--sysctl: the guest kernel said: {first}")
     if wl is not None and out.status.get("workload") != 0:
         status = out.status.get("workload")
         said = out.sections.get(("run", "workload"), "").strip().splitlines()
         why = f": {said[-1][:160]}" if said else ""
         killed = " (137: killed, the OOM killer?)" if status == 137 else ""
-        raise MmtwinError(f"--size-mib: the hog of {wl['size_mib']} MiB failed in the guest, exit status "
-                          f"{status}{killed}{why}")
+        what = "hog" if wl["kind"] == "memhog" else f"{wl['kind']} workload"
+        raise MmtwinError(f"--size-mib: the {what} of {wl['size_mib']} MiB failed in the guest, "
+                          f"exit status {status}{killed}{why}")
     snaps = snapshots(out)
     wanted = ("before", "during", "after") if wl is not None else ("before",)
     missing = [ph for ph in wanted if ph not in snaps or "zoneinfo" not in snaps[ph] or "vmstat" not in snaps[ph]]
@@ -216,6 +258,14 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
 # --------------------------------------------------------------------------- text
 
 
+def describe_workload(wl: dict[str, Any]) -> str:
+    cpus = ",".join(map(str, wl["cpus"]))
+    if wl.get("kind", "memhog") == "memhog":
+        return f"memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU {cpus}"
+    return (f"{wl['kind']} {wl['size_mib']} MiB through shared file mappings, {wl['threads']} process(es) on CPU "
+            f"{cpus}, files on {wl['fs']} on a {wl['disk_mib']} MiB virtio disk")
+
+
 def format_summary(doc: dict[str, Any]) -> str:
     g, k, s = doc["guest"], doc["kernel"], doc["summary"]
     lines = []
@@ -233,8 +283,7 @@ def format_summary(doc: dict[str, Any]) -> str:
         lines.append("  sysctl: " + ", ".join(f"{key}={v}" for key, v in sysctl.items()))
     wl = doc.get("workload")
     if wl:
-        lines.append(f"workload: memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU "
-                     f"{','.join(map(str, wl['cpus']))}; exit status {wl['status']}")
+        lines.append(f"workload: {describe_workload(wl)}; exit status {wl['status']}")
         if wl["output"]:
             lines.append(f"  guest: {wl['output']}  (guest time, not comparable with the twin's)")
     lines.append("")
