@@ -391,19 +391,16 @@ impl Kernel {
             if self.mm.pages.test(p, PG_LOCKED) {
                 return self.wait_on_page_read(p);
             }
-            self.filemap_fault_hit(ino, index);
             // A window allocation of this fault that slept may have been
-            // overtaken (the page came in meanwhile): no retry state stays.
-            self.kt[ctx.pid as usize].slow = Default::default();
+            // overtaken (the page came in meanwhile): a reclaim it was in
+            // runs to its end first, and no retry state stays.
+            if let Err(next) = self.finish_overtaken_alloc(ctx) {
+                return PageOp::Sleep(next);
+            }
+            self.filemap_fault_hit(ino, index);
             return PageOp::Done;
         }
-        // No page: a major fault (PGMAJFAULT is counted here, not for
-        // read(), and once per fault: not again when a fault that slept
-        // comes back).
         let resumed = self.kt[ctx.pid as usize].in_fault;
-        if !resumed {
-            self.mm.vm.inc(Ev::Pgmajfault);
-        }
         // do_sync_mmap_readahead reads around the fault, until misses
         // outnumber hits by MMAP_LOTSAMISS (then only the page itself,
         // page_cache_read). A fault at the page after the last one faulted,
@@ -420,6 +417,15 @@ impl Kernel {
         let (start, nr) = if sequential && !wasted {
             (index, ra)
         } else {
+            // No page and no readahead that would have brought it: a major
+            // fault (PGMAJFAULT is counted here, not for read(), and once
+            // per fault: not again when a fault that slept comes back). The
+            // stand-in above is not one: in 3.0 the asynchronous readahead
+            // put the page in the cache before this fault, which found it
+            // (a minor fault, even while the page is still being read).
+            if !resumed {
+                self.mm.vm.inc(Ev::Pgmajfault);
+            }
             if !resumed && i.mmap_miss < MMAP_LOTSAMISS * 10 {
                 i.mmap_miss += 1;
             }
@@ -473,6 +479,17 @@ impl Kernel {
                 // Reclaim wants this task to wait before anything was
                 // allocated: the read sleeps and starts over.
                 Err(PageOp::Sleep(n)) if !got => return PageOp::Sleep(n),
+                // It sleeps inside direct reclaim with part of the window
+                // allocated: those pages are read, and the reclaim goes on
+                // when the task wakes (the read starts over, skipping what
+                // is cached, and its next allocation resumes the reclaim;
+                // or the fault finds its page and finishes the reclaim).
+                Err(PageOp::Sleep(n)) if self.in_direct_reclaim(ctx.pid) => {
+                    if !bio.is_empty() {
+                        self.submit_read(ctx, bio_block, &bio);
+                    }
+                    return PageOp::Sleep(n);
+                }
                 Err(_) => {
                     // The window's allocation is abandoned (__GFP_NORETRY
                     // failed, or it would sleep): forget its retry state so

@@ -126,9 +126,12 @@ impl Kernel {
             Some(p) => {
                 // Cached but not mapped: filemap_fault finds it (a hit).
                 if !self.mm.pages.test(p, PG_MAPPED) {
+                    // An overtaken allocation's reclaim runs to its end
+                    // first; no retry state stays.
+                    if let Err(next) = self.finish_overtaken_alloc(ctx) {
+                        return PageOp::Sleep(next);
+                    }
                     self.filemap_fault_hit(ino, index);
-                    // No retry state of an overtaken allocation stays.
-                    self.kt[ctx.pid as usize].slow = Default::default();
                 }
                 p
             }

@@ -249,6 +249,50 @@ impl Kernel {
         }
     }
 
+    /// The task's suspended allocation is no longer wanted: the page it was
+    /// for came in meanwhile (another task's readahead, a partial slab
+    /// another task filled). In the kernel nothing overtakes a task inside
+    /// try_to_free_pages: its reclaim runs to the end (the allocation then
+    /// gets a page the caller frees when it finds the other one). So a task
+    /// that slept inside direct reclaim finishes it here, through its
+    /// remaining priorities and waits, with mm_vmscan_direct_reclaim_end;
+    /// the allocation itself is dropped. Any other retry state is just
+    /// forgotten. Err: it sleeps again inside the reclaim (the caller
+    /// returns the sleep and comes back here).
+    pub fn finish_overtaken_alloc(&mut self, ctx: &mut Ctx) -> Result<(), Next> {
+        let pid = ctx.pid as usize;
+        let mut sp = self.kt[pid].slow;
+        if sp.stage != Stage::InReclaim {
+            self.kt[pid].slow = SlowPath::default();
+            return Ok(());
+        }
+        let mems = std::mem::take(&mut self.kt[pid].mems);
+        self.kt[pid].pf_memalloc = true;
+        let r = self.do_try_to_free_pages(ctx, &mut sp.dr, &mems);
+        self.kt[pid].pf_memalloc = false;
+        self.kt[pid].mems = mems;
+        let progress = match r {
+            Err(next) => {
+                self.kt[pid].slow = sp;
+                return Err(next);
+            }
+            Ok(p) => p,
+        };
+        if self.trace.on(Tp::MmVmscanDirectReclaimEnd) {
+            self.emit(ctx, &TraceRec::DirectReclaimEnd { nr_reclaimed: progress });
+        }
+        if progress > 0 && self.mm.zlc_reconsider {
+            self.mm.zlc_clear_zones_full(ctx, sp.dr.zl_idx);
+        }
+        self.kt[pid].slow = SlowPath::default();
+        Ok(())
+    }
+
+    /// Is the task's allocation suspended inside direct reclaim?
+    pub fn in_direct_reclaim(&self, pid: u32) -> bool {
+        self.kt[pid as usize].slow.stage == Stage::InReclaim
+    }
+
     /// __alloc_pages_nodemask for the task in `ctx`, resumable.
     pub fn alloc_pages(&mut self, ctx: &mut Ctx, g: u32, order: usize, node: usize) -> AllocRes {
         let pid = ctx.pid as usize;

@@ -135,6 +135,14 @@ impl Kernel {
     /// dentries with GFP_KERNEL (d_alloc).
     pub fn kmem_cache_alloc(&mut self, ctx: &mut Ctx, cache: usize) -> Result<u32, AllocRes> {
         let node = ctx.node;
+        // An allocation of this call that slept inside direct reclaim and is
+        // now overtaken (another task filled a slab this node's lists hold)
+        // finishes that reclaim first (finish_overtaken_alloc), before
+        // anything is taken off a list.
+        let listed = !self.slab.caches[cache].partial[node].is_empty() || !self.slab.caches[cache].free[node].is_empty();
+        if listed && self.in_direct_reclaim(ctx.pid) {
+            self.finish_overtaken_alloc(ctx).map_err(AllocRes::Sleep)?;
+        }
         let sp = match self.slab_list_take(cache, node) {
             Some(i) => i,
             None => {
@@ -156,9 +164,8 @@ impl Kernel {
                 }
             }
         };
-        // Satisfied: an allocation of this call that slept earlier and was
-        // then served from a partial page another task filled leaves no
-        // retry state behind.
+        // Satisfied: no retry state of an allocation of this call that
+        // slept earlier stays behind.
         self.kt[ctx.pid as usize].slow = Default::default();
         let c = &mut self.slab.caches[cache];
         let page = &mut c.pages[sp as usize];

@@ -255,8 +255,11 @@ impl Kernel {
         }
         let p = cached;
         // An allocation of this fault that slept may have been overtaken by
-        // another task's readahead of the slot: forget its retry state.
-        self.kt[ctx.pid as usize].slow = Default::default();
+        // another task's readahead of the slot: a reclaim it was in runs to
+        // its end first, and no retry state stays.
+        if let Err(next) = self.finish_overtaken_alloc(ctx) {
+            return PageOp::Sleep(next);
+        }
         if self.mm.pages.test(p, PG_LOCKED) {
             let zi = self.mm.zone_of(p);
             return PageOp::Sleep(Next::Sleep { until: None, wq: Some(Wq::Page(zi)), io: true });
