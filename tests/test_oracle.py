@@ -300,6 +300,12 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["-w", "mmapstream", "--size-mib", "1000", "--disk-mib", "1024"],
          "--disk-mib: 1024 is not allowed for a 1000 MiB workload; its files need at least 1101 MiB"),
         (["-w", "mmapstream", "--size-mib", "0"], "--size-mib: 0 is not allowed; expected at least 1"),
+        (["-w", "mmapstream", "--size-mib", "900000"],
+         "--size-mib: 900000 is not allowed; a file workload writes at most 838656 MiB"),
+        (["-w", "memhog", "--size-mib", "100", "--trace", "/tmp/t.txt"],
+         "--trace: '/tmp/t.txt' is not allowed with the memhog workload; the guest writes its trace to its disk"),
+        (["-w", "mmapstream", "--trace", "/nonexistent-dir/t.txt"],
+         "--trace: '/nonexistent-dir/t.txt': directory '/nonexistent-dir' does not exist"),
     ],
 )
 def test_bad_input_one_line(capsys: pytest.CaptureFixture[str], fake_tools: Path, args: list[str], message: str) -> None:
@@ -484,7 +490,7 @@ def test_file_workload_settings() -> None:
         orun.workload(topo, 3000, 1, None)
 
 
-def _fake_modules(root: Path, release: str, dep: str, builtin: str = "") -> None:
+def _fake_modules(root: Path, release: str, dep: str, builtin: str = "kernel/fs/ext4/ext4.ko\n") -> None:
     base = root / release
     base.mkdir(parents=True)
     (base / "modules.dep").write_text(dep)
@@ -516,8 +522,13 @@ def test_disk_modules_in_load_order(tmp_path: Path) -> None:
     archive = initramfs.modules_archive("6.1.0-9-test", tmp_path)
     assert b"modules/load" in archive and b"virtio_ring.ko\nvirtio.ko\n" in archive
     # A driver the kernel has built in is not loaded; one it lacks is a one-line error.
-    _fake_modules(tmp_path, "6.1.0-8-test", dep, builtin="kernel/drivers/block/virtio_blk.ko\n")
+    _fake_modules(tmp_path, "6.1.0-8-test", dep, builtin="kernel/drivers/block/virtio_blk.ko\nkernel/fs/ext4/ext4.ko\n")
     assert [p.name for p in initramfs.disk_modules("6.1.0-8-test", tmp_path)][-1] == "virtio_pci.ko"
+    # ext4 as a module comes after what it needs; a cycle in a broken modules.dep ends.
+    _fake_modules(tmp_path, "6.1.0-5-test", dep + "kernel/fs/ext4/ext4.ko: kernel/fs/jbd2/jbd2.ko kernel/lib/crc16.ko\n"
+                  "kernel/fs/jbd2/jbd2.ko: kernel/fs/ext4/ext4.ko\nkernel/lib/crc16.ko:\n", builtin="")
+    names = [p.name for p in initramfs.disk_modules("6.1.0-5-test", tmp_path)]
+    assert names[-3:] == ["jbd2.ko", "crc16.ko", "ext4.ko"] and len(names) == len(set(names))
     _fake_modules(tmp_path, "6.1.0-7-test", "kernel/drivers/virtio/virtio_pci.ko:\n")
     with pytest.raises(MmtwinError, match="has no module virtio_blk"):
         initramfs.disk_modules("6.1.0-7-test", tmp_path)
@@ -592,6 +603,37 @@ def test_compare_file_workload_holds_only_what_the_workload_decides() -> None:
     # A twin that dirtied a page twice would be caught.
     twin["vmstat"]["nr_dirtied"] = 2 * pages
     assert not ocmp.compare(doc, twin)["placement_within"]
+
+
+def test_compare_refuses_a_sysctl_the_twin_cannot_take(capsys: pytest.CaptureFixture[str]) -> None:
+    """6.1 takes vm.swappiness up to 200; the twin, with 3.0's bounds, up to 100: refused before the boot."""
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--sysctl", "vm.swappiness=150")
+    assert code == 2 and out == ""
+    assert err == ("mmtwin: error: --sysctl: vm.swappiness=150 is not allowed with oracle compare; the twin takes "
+                   "swappiness as an integer 0..100 (0 = reclaim file pages only, 100 = anonymous as readily as file)\n")
+
+
+def test_trace_counts_and_side_by_side() -> None:
+    """The guest's ftrace text (6.1: a flags column) and the twin's (3.0/4.11 layout) counted per event;
+    6.1's mm_vmscan_write_folio is the twin's mm_vmscan_writepage."""
+    from mmtwin.oracle import compare as ocmp
+
+    real = orun.trace_summary(
+        "# tracer: nop\n#\n"
+        "       filehog-97      [001] d..1.    12.345678: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_USER\n"
+        "      kswapd0-36      [000] .....    12.345700: mm_vmscan_kswapd_wake: nid=0 order=0\n"
+        "      kswapd0-36      [000] .....    12.345800: mm_vmscan_write_folio: page=0x1 pfn=0x2 flags=RECLAIM_WB_FILE\n"
+        "  <...>-12345 [003] .N.1. 99.000001: mm_vmscan_kswapd_wake: nid=1 order=0\n"
+        "CPU:3 [LOST 12 EVENTS]\n")
+    assert real == {"events": {"mm_vmscan_kswapd_wake": 2, "mm_vmscan_wakeup_kswapd": 1, "mm_vmscan_write_folio": 1},
+                    "total": 4, "unparsed_lines": 1}
+    twin = orun.trace_summary(
+        "       mmap-strm-4     [000] ....     3.714074: mm_vmscan_writepage: page=ffffea0000000000 pfn=0 flags=x\n"
+        "       mmap-strm-4     [000] ....     3.714075: writeback_congestion_wait: usec_timeout=100000\n"
+        "       kswapd0-1     [000]     3.714076: mm_vmscan_kswapd_wake: nid=0 order=0\n")
+    rows = {r["event"]: (r["real"], r["twin"]) for r in
+            ocmp.compare_traces({**real, "path": "r", "overruns": 0}, twin, "t")["rows"]}
+    assert rows == {"mm_vmscan_kswapd_wake": (2, 1), "mm_vmscan_wakeup_kswapd": (1, 0), "mm_vmscan_write_folio": (1, 1)}
 
 
 # --------------------------------------------------------------------------- boots
@@ -736,10 +778,19 @@ def test_boot_compare_mapped_writer_on_a_virtio_disk(capsys: pytest.CaptureFixtu
     """oracle compare -w mmapstream: 1.5 GiB written through shared mappings on ext4 by a 1 GiB guest, so the
     real kernel reclaims; faults and dirtied pages agree with the twin's, reclaim's counters are reported."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    trace = boot_cache / "mapped-writer.trace"
     code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "1024", "-w", "mmapstream",
-                          "--size-mib", "1536", "--threads", "2", "--json")
+                          "--size-mib", "1536", "--threads", "2", "--trace", str(trace), "--json")
     assert code == 0, err + out
     doc = json.loads(out)
+    # The guest's vmscan tracepoints came back from its disk: kswapd woke and scanned, nothing was lost.
+    tr = doc["real"]["trace"]
+    assert tr["overruns"] == 0 and tr["unparsed_lines"] == 0, tr
+    assert tr["events"]["mm_vmscan_kswapd_wake"] > 0 and tr["events"]["mm_vmscan_lru_shrink_inactive"] > 0
+    rows = {r["event"]: r for r in doc["compare"]["trace"]["rows"]}
+    # Every direct reclaim the twin began, it ended (a reclaim a task slept in runs to its end).
+    assert rows["mm_vmscan_direct_reclaim_begin"]["twin"] == rows["mm_vmscan_direct_reclaim_end"]["twin"]
+    assert rows["mm_vmscan_direct_reclaim_begin"]["real"] == rows["mm_vmscan_direct_reclaim_end"]["real"]
     real = doc["real"]["summary"]["vmstat_delta"]
     pages = 1536 * 256
     assert doc["real"]["workload"]["status"] == 0 and "wrote 393216 pages" in doc["real"]["workload"]["output"]

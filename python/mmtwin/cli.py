@@ -1094,6 +1094,10 @@ _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                            help="memhog (anonymous memory; default) or mmapstream (shared file mappings written page by "
                                 "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1).")
+_O_TRACE = typer.Option(None, "--trace", metavar="FILE",
+                        help="mmapstream: write the guest kernel's vmscan tracepoints during the workload (ftrace text, "
+                             "read out of its disk) to FILE and count them; with compare, the twin's trace goes to "
+                             "FILE.twin and the counts are printed side by side.")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
                        help="mmapstream: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
                             "A sparse image in the oracle's cache, formatted ext4 on the host.")
@@ -1153,6 +1157,7 @@ def oracle_run_cmd(
     size_mib: Optional[int] = _O_SIZE,
     workload: str = _O_WORKLOAD,
     disk_mib: Optional[int] = _O_DISK,
+    trace: Optional[str] = _O_TRACE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
     max_cpus: int = _O_MAX_CPUS,
@@ -1176,10 +1181,10 @@ def oracle_run_cmd(
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.workload(topo, size_mib, threads, cpus, workload, disk_mib)
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
-                                  timeout=timeout, kind=workload, disk_mib=disk_mib)
+                                  timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1231,6 +1236,7 @@ def oracle_compare_cmd(
     size_mib: Optional[int] = _O_SIZE,
     workload: str = _O_WORKLOAD,
     disk_mib: Optional[int] = _O_DISK,
+    trace: Optional[str] = _O_TRACE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
@@ -1258,17 +1264,25 @@ def oracle_compare_cmd(
         raise MmtwinError(f"--tolerance: {tolerance:g} is not allowed; expected a fraction between 0 and 1, e.g. 0.05")
     m = _oracle_machine(machine)
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
-    orun.parse_sysctls(sysctl)
-    orun.workload(topo, size_mib, threads, cpus, workload, disk_mib)
+    ocmp.check_twin_sysctls(orun.parse_sysctls(sysctl))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
-                                  disk_mib=disk_mib)
+                                  disk_mib=disk_mib, trace=trace)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")
-    twin = strip_perf(run_spec(ocmp.twin_spec(m, doc)))
+    spec = ocmp.twin_spec(m, doc)
+    if trace is not None:
+        from mmtwin.resolve import trace_spec
+
+        spec["trace"] = trace_spec(f"{trace}.twin")
+    twin = strip_perf(run_spec(spec))
     cmp = ocmp.compare(doc, twin, tolerance)
+    if trace is not None:
+        cmp["trace"] = ocmp.compare_traces(doc["trace"], orun.trace_summary(Path(f"{trace}.twin").read_text()),
+                                           f"{trace}.twin")
     if json_out:
         _out(_dumps({"real": doc, "twin": twin, "compare": cmp}))
     else:

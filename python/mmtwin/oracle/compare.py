@@ -72,6 +72,22 @@ FILE_REPORTED = ("pgmajfault", "pgpgout", "nr_written", "pgscan_kswapd", "pgstea
                  "zone_reclaim_failed")
 
 
+def check_twin_sysctls(settings: list[tuple[str, str]]) -> None:
+    """Before the boot: a sysctl the guest takes and the twin will copy must be one the twin allows
+    (its bounds are 3.0's, narrower than 6.1's in places: swappiness up to 100, not 200)."""
+    from mmtwin.config import SYSCTL_LIMITS
+
+    for key, value in settings:
+        name = key[len("vm."):] if key.startswith("vm.") else None
+        if name not in _TWIN_SYSCTLS:
+            continue
+        _, lo, hi, what = SYSCTL_LIMITS[name]
+        if not (value.isdigit() and lo <= int(value) <= (hi if hi is not None else 2**63 - 1)):
+            allowed = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise MmtwinError(f"--sysctl: {key}={value} is not allowed with oracle compare; the twin takes {name} "
+                              f"as an integer {allowed} ({what})")
+
+
 def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
     """The twin's engine specification for the real run `doc` (from oracle_run)."""
     from mmtwin.config import WorkloadParams, load_kernel
@@ -240,6 +256,25 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
             "placement_within": within, "tolerance": tolerance, "noise_pages": noise}
 
 
+# The tracepoints of 6.1's vmscan group that have another name in the twin's 4.11-era trace.
+_TRACE_ALIASES = {"mm_vmscan_write_folio": "mm_vmscan_writepage"}
+
+
+def compare_traces(real: dict[str, Any], twin: dict[str, Any], twin_path: str) -> dict[str, Any]:
+    """Events per vmscan tracepoint, the guest's against the twin's (its own era's names; writeback_*
+    and the twin's other groups are not in the guest's trace and are left out)."""
+    as_61 = {old: new for new, old in _TRACE_ALIASES.items()}
+    tw: dict[str, int] = {}
+    for name, n in twin["events"].items():
+        if name.startswith(("mm_vmscan_", "mm_shrink_slab")):
+            tw[as_61.get(name, name)] = tw.get(as_61.get(name, name), 0) + n
+    rows = []
+    for name in sorted(set(real["events"]) | set(tw)):
+        r, t = real["events"].get(name, 0), tw.get(name, 0)
+        rows.append({"event": name, "real": r, "twin": t, "ratio": _ratio(r, t)})
+    return {"rows": rows, "real_path": real["path"], "twin_path": twin_path, "overruns": real["overruns"]}
+
+
 def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
     g, k = doc["guest"], doc["kernel"]
     wl = doc["workload"]
@@ -279,6 +314,14 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
                 continue
             ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
             lines.append(f"  {r['what']:<36} {r['real']:>12} {r['twin']:>12} {ratio:>11}")
+    tr = cmp.get("trace")
+    if tr:
+        lines.append("")
+        lines.append(f"trace events (real {tr['real_path']}, twin {tr['twin_path']}; real buffer overruns "
+                     f"{tr['overruns']})")
+        for r in tr["rows"]:
+            ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+            lines.append(f"  {r['event']:<36} {r['real']:>12} {r['twin']:>12} {ratio:>11}")
     lines.append("")
     what = "held counters" if cmp.get("reported") else "placement"
     lines.append(f"watermarks, protection and per-cpu lists: {'exact' if cmp['watermarks_exact'] else 'DIFFERENT'}; "

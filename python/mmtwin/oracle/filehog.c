@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 
 #define PAGE 4096UL
 #define MAX_PROCS 256
+#define MAX_MIB (1UL << 30)	/* a petabyte: far beyond any disk the oracle makes */
 
 
 /* One mapped writer: the body of a forked process. */
@@ -82,24 +84,33 @@ static int mmapstream(int argc, char **argv)
 	static pid_t pids[MAX_PROCS];
 	char path[4096];
 	const char *dir;
+	char *end;
 	struct timespec t0, t1;
 	unsigned long mib;
 	size_t total_pages;
-	int procs, ncpus, i, failed = 0;
+	int procs, ncpus, i, started, failed = 0;
 
 	if (argc != 6 && argc != 7) {
 		fprintf(stderr, "usage: filehog mmapstream DIR MIB PROCS CPULIST [COMMAND]\n");
 		return 2;
 	}
 	dir = argv[2];
-	mib = strtoul(argv[3], NULL, 10);
-	procs = atoi(argv[4]);
+	errno = 0;
+	mib = strtoul(argv[3], &end, 10);
+	if (errno != 0 || end == argv[3] || *end != '\0' || mib == 0 || mib > MAX_MIB) {
+		fprintf(stderr, "filehog: MIB must be 1..%lu, not %s\n", MAX_MIB, argv[3]);
+		return 2;
+	}
+	procs = (int)strtol(argv[4], &end, 10);
+	if (*end != '\0')
+		procs = 0;
 	ncpus = parse_cpus(argv[5], cpus, MAX_PROCS);
 	if (procs < 1 || procs > MAX_PROCS || ncpus != procs) {
 		fprintf(stderr, "filehog: need 1..%d processes and one cpu per process\n", MAX_PROCS);
 		return 2;
 	}
 	total_pages = mib * (1024 * 1024 / PAGE);
+	started = procs;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < procs; i++) {
 		/* The remainder goes one page at a time to the first processes. */
@@ -109,24 +120,37 @@ static int mmapstream(int argc, char **argv)
 		pids[i] = fork();
 		if (pids[i] < 0) {
 			fprintf(stderr, "filehog: cannot fork process %d: %s\n", i, strerror(errno));
-			return 1;
+			failed = 1;
+			started = i;	/* wait for those already running, then remove their files */
+			break;
 		}
 		if (pids[i] == 0)
 			_exit(mapped_writer(path, pages * PAGE, cpus[i]));
 	}
-	for (i = 0; i < procs; i++) {
+	for (i = 0; i < started; i++) {
 		int status;
 
-		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		if (waitpid(pids[i], &status, 0) < 0) {
 			failed = 1;
+		} else if (WIFSIGNALED(status)) {
+			/* SIGBUS: the disk is full at a write fault; SIGKILL: the OOM killer. */
+			fprintf(stderr, "filehog: process %d killed by signal %d%s\n", i, WTERMSIG(status),
+				WTERMSIG(status) == SIGKILL ? " (the OOM killer?)" :
+				WTERMSIG(status) == SIGBUS ? " (no room left on the disk?)" : "");
+			failed = 1;
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			failed = 1;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("filehog: mmapstream wrote %zu pages (%lu MiB) through %d shared mappings in %.3f s\n",
-	       total_pages, mib, procs,
-	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-	fflush(stdout);
-	if (argc == 7 && run_command("filehog", argv[6]) != 0)
-		failed = 1;
+	if (!failed) {
+		printf("filehog: mmapstream wrote %zu pages (%lu MiB) through %d shared mappings in %.3f s\n",
+		       total_pages, mib, procs,
+		       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+		fflush(stdout);
+		if (argc == 7 && run_command("filehog", argv[6]) != 0)
+			failed = 1;
+	}
 	for (i = 0; i < procs; i++) {
 		snprintf(path, sizeof(path), "%s/sparse-%d", dir, i);
 		if (unlink(path) != 0 && errno != ENOENT) {

@@ -232,15 +232,24 @@ def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial
                 args += ["-numa", f"dist,src={i},dst={j},val={topo.distance[i][j]}"]
     if disk is not None:
         # cache=unsafe: the host never flushes the image (it is thrown away after the run); the
-        # guest's own writeback and block layer are what is observed, not the host's disk.
-        args += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe,discard=unmap"]
+        # guest's own writeback and block layer are what is observed, not the host's disk. One
+        # queue (QEMU 7.2 gives virtio-blk-pci one per vCPU): 6.1 then picks mq-deadline for it,
+        # as for any single-queue disk, where with several it would pick none.
+        args += ["-drive", f"file={disk},format=raw,if=none,id=vd0,cache=unsafe,discard=unmap",
+                 "-device", "virtio-blk-pci,drive=vd0,num-queues=1"]
     return args
 
 
 # mkfs.ext4's settings for the guest's disk: fixed UUID and directory hash seed (same inputs, same
 # image), and inode tables and journal written at mkfs time, so the guest kernel's lazy-init
 # thread does no I/O of its own during the run.
-MKFS_EXT4 = ("-q", "-F", "-t", "ext4", "-U", "6d6d7477-696e-4f72-8163-6c6544697363",
+# The features are given in full (-O none,...: ext4's defaults in e2fsprogs 1.47's mke2fs.conf, less
+# metadata_csum_seed and orphan_file, which 6.1 reads but older hosts' mke2fs may not know), so the
+# image does not depend on the host's mke2fs.conf.
+MKFS_EXT4 = ("-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", "-i", "16384",
+             "-O", "none,has_journal,ext_attr,resize_inode,dir_index,filetype,extent,64bit,flex_bg,sparse_super,"
+                   "large_file,huge_file,dir_nlink,extra_isize,metadata_csum",
+             "-U", "6d6d7477-696e-4f72-8163-6c6544697363",
              "-E", "hash_seed=6d6d7477-696e-4f72-8163-6c6548617368,lazy_itable_init=0,lazy_journal_init=0,nodiscard",
              "-L", "mmtwin")
 
@@ -253,6 +262,30 @@ def find_mkfs() -> str:
                       "install it: apt-get install e2fsprogs")
 
 
+def read_from_disk(image: Path, name: str, out: Path) -> None:
+    """Copy file `name` out of the ext4 image (the guest wrote it there) with debugfs, without mounting."""
+    debugfs = None
+    for cand in (shutil.which("debugfs"), "/sbin/debugfs", "/usr/sbin/debugfs"):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            debugfs = cand
+            break
+    if debugfs is None:
+        raise MmtwinError("oracle: debugfs not found (it reads the guest's trace out of the disk image); "
+                          "install it: apt-get install e2fsprogs")
+    try:
+        out.unlink()
+    except FileNotFoundError:
+        pass
+    try:
+        proc = subprocess.run([debugfs, "-R", f"dump -p /{name} {out}", str(image)], capture_output=True, text=True,
+                              timeout=600)
+    except subprocess.TimeoutExpired:
+        raise MmtwinError(f"oracle: debugfs did not finish within 600 s reading {name} from {image}") from None
+    if proc.returncode != 0 or not out.is_file():
+        said = " ".join((proc.stderr.strip() or "no message").split())
+        raise MmtwinError(f"oracle: cannot read {name} from the guest's disk image: {said[-300:]}")
+
+
 def make_disk(path: Path, size_mib: int) -> None:
     """A sparse raw image of `size_mib` MiB with a fresh ext4 filesystem."""
     mkfs = find_mkfs()
@@ -261,8 +294,9 @@ def make_disk(path: Path, size_mib: int) -> None:
     except OSError:
         free_mib = None
     if free_mib is not None and free_mib < size_mib + 64:
-        raise MmtwinError(f"--disk-mib: {size_mib} is not allowed here; the oracle's cache directory "
-                          f"{path.parent} has {free_mib} MiB free and the workload may fill the disk image")
+        raise MmtwinError(f"--disk-mib: a {size_mib} MiB disk is not allowed here (with --size-mib, it defaults to "
+                          f"the files and room for ext4); the oracle's cache directory {path.parent} has {free_mib} "
+                          "MiB free and the workload may fill the disk image")
     try:
         with open(path, "wb") as fh:
             fh.truncate(size_mib << 20)
@@ -435,10 +469,12 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
 
 
 def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
-         timeout: float = 300.0, disk_mib: Optional[int] = None) -> BootResult:
+         timeout: float = 300.0, disk_mib: Optional[int] = None,
+         fetch: Optional[tuple[str, Path]] = None) -> BootResult:
     """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it.
     With `disk_mib`, the guest also gets a virtio disk of that size with a fresh ext4 filesystem and
-    the kernel's virtio modules (the conf must say DISK=1 for /init to mount it)."""
+    the kernel's virtio modules (the conf must say DISK=1 for /init to mount it). With `fetch`
+    (name, host path), the file the guest left at the disk's root under that name is copied out."""
     if not (math.isfinite(timeout) and 0 < timeout <= 86400):
         raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds, more than 0 and at most 86400")
     qemu = find_qemu()
@@ -459,10 +495,10 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
     work = cache / "runs" / f"{os.getpid()}-{time.monotonic_ns()}"
     work.mkdir(parents=True)
     keep = False
+    disk: Optional[Path] = None
     try:
         initrd = work / "initrd.cpio"
         extra = b""
-        disk = None
         if disk_mib is not None:
             extra = initramfs.modules_archive(initramfs.kernel_release(image))
             disk = work / "disk.img"
@@ -521,10 +557,15 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
                 f"oracle: the guest powered off before finishing (last line: {last[0].strip()[:160]!r}); "
                 f"serial output kept in {serial}"
             )
+        if fetch is not None and disk is not None and not out.errors:
+            read_from_disk(disk, fetch[0], fetch[1])
         return BootResult(out, wall, chosen, image, args, note)
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
+        elif disk is not None:
+            # A failed run keeps its serial log, never the (possibly large) disk image.
+            disk.unlink(missing_ok=True)
 
 
 def _live_runs(path: Path) -> list[str]:

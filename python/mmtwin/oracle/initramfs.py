@@ -41,6 +41,7 @@ HOG_MIB=0
 HOG_THREADS=1
 HOG_CPUS=0
 DISK=0
+TRACE=0
 WMARK_RECOMPUTE=0
 [ -f /oracle.conf ] && . /oracle.conf
 say() { echo "$M $*"; }
@@ -95,14 +96,25 @@ done
 # ext4 filesystem the host made on it, mounted at /mnt.
 if [ "$DISK" = 1 ]; then
   for m in $(cat /modules/load); do
-    insmod /modules/$m || say ERROR disk the kernel refused module $m
+    insmod /modules/$m || { say ERROR disk the kernel refused module $m; HOG_MIB=0; TRACE=0; }
   done
   i=0
   while [ ! -b /dev/vda ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
   mkdir -p /mnt
-  mount -t ext4 /dev/vda /mnt || say ERROR disk cannot mount /dev/vda as ext4
+  # Without its disk the workload does not run: its files would land in the guest's memory.
+  mount -t ext4 /dev/vda /mnt || { say ERROR disk cannot mount /dev/vda as ext4; HOG_MIB=0; TRACE=0; }
 fi
 snapshot before
+# --trace: the kernel's vmscan tracepoints during the workload, into a 2 MiB buffer per CPU.
+T=/sys/kernel/tracing
+if [ "$TRACE" = 1 ]; then
+  mount -t tracefs nodev $T || say ERROR trace cannot mount tracefs
+  echo 0 > $T/tracing_on
+  echo 2048 > $T/buffer_size_kb || say ERROR trace the kernel refused a 2048 KiB trace buffer
+  echo > $T/trace
+  echo 1 > $T/events/vmscan/enable || say ERROR trace the kernel has no vmscan tracepoints
+  echo 1 > $T/tracing_on
+fi
 if [ "$HOG_MIB" -gt 0 ]; then
   say BEGIN run workload
   if [ "$WORKLOAD" = memhog ]; then
@@ -113,7 +125,17 @@ if [ "$HOG_MIB" -gt 0 ]; then
   rc=$?
   say END run workload
   say STATUS workload $rc
+  [ "$TRACE" = 1 ] && echo 0 > $T/tracing_on
   snapshot after
+fi
+# The trace goes to the disk (the host reads it out of the image with debugfs), after the last
+# snapshot so that writing it changes no counter the run reports; the buffers' overruns to the console.
+if [ "$TRACE" = 1 ]; then
+  for c in $T/per_cpu/cpu[0-9]*; do
+    dump trace stats-${c##*/} $c/stats
+  done
+  cat $T/trace > /mnt/mmtwin-trace.txt || say ERROR trace cannot write the trace to the disk
+  umount /mnt || sync
 fi
 say DONE
 poweroff -f
@@ -173,13 +195,16 @@ def settings_archive(conf: str, sysctl: str) -> bytes:
                  ("oracle.sysctl", stat.S_IFREG | 0o644, sysctl.encode())])
 
 
-# The modules a file workload's disk needs (virtio-blk on QEMU's PCI bus), with what they depend on.
-DISK_MODULES = ("virtio_pci", "virtio_blk")
+# The modules a file workload's disk needs (virtio-blk on QEMU's PCI bus, ext4 and the crc32c its
+# metadata checksums ask for by name), with what they depend on; built-in ones are skipped.
+DISK_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+# ...of which a kernel may have none at all (another crc32c implementation serves instead).
+OPTIONAL_MODULES = ("crc32c_generic",)
 
 
 def kernel_release(image: Path) -> str:
     """The release of a kernel image named as Debian installs it (/boot/vmlinuz-RELEASE)."""
-    name = image.name
+    name = image.resolve().name
     if not name.startswith("vmlinuz-") or len(name) == len("vmlinuz-"):
         raise MmtwinError(f"--kernel: {str(image)!r}: a file workload needs the kernel's modules, found by the "
                           "release in the image's name; expected /boot/vmlinuz-RELEASE")
@@ -215,16 +240,20 @@ def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
     except OSError:
         builtin = set()
     order: list[str] = []
+    seen: set[str] = set()
 
     def visit(path: str) -> None:
-        if path in order:
-            return
+        if path in seen:
+            return          # loaded already, or a cycle in a malformed modules.dep
+        seen.add(path)
         for d in deps.get(path, []):
             visit(d)
         order.append(path)
 
     for name in DISK_MODULES:
         if name in builtin:
+            continue
+        if name not in by_name and name in OPTIONAL_MODULES:
             continue
         if name not in by_name:
             raise MmtwinError(f"oracle: the guest kernel {release} has no module {name} (needed for the virtio disk "

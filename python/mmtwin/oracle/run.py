@@ -29,6 +29,8 @@ WORKLOADS = ("memhog", "mmapstream")
 FILE_WORKLOADS = ("mmapstream",)
 MIN_DISK_MIB = 64
 MAX_DISK_MIB = 1 << 20
+# The largest file workload whose default disk (the files, a quarter more and 256 MiB) fits MAX_DISK_MIB.
+MAX_FILE_MIB = (MAX_DISK_MIB - 256) * 4 // 5
 HEADROOM_MIB = 192          # what the guest kernel and its tmpfs root keep for themselves, roughly
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 _SYSCTL_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*$")
@@ -81,6 +83,9 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
         size_mib = topo.memory_mib[0] // 2 if kind == "memhog" else topo.total_mib * 3 // 2
     if size_mib < 1:
         raise MmtwinError(f"--size-mib: {size_mib} is not allowed; expected at least 1")
+    if kind in FILE_WORKLOADS and size_mib > MAX_FILE_MIB:
+        raise MmtwinError(f"--size-mib: {size_mib} is not allowed; a file workload writes at most {MAX_FILE_MIB} MiB "
+                          f"(its disk is at most {MAX_DISK_MIB} MiB)")
     limit = topo.total_mib - HEADROOM_MIB
     if kind == "memhog" and size_mib > limit:
         raise MmtwinError(
@@ -187,6 +192,55 @@ def summarize(snaps: dict[str, Any]) -> dict[str, Any]:
     return {"zones": zones, "numastat": numa, "pgalloc": pgalloc, "vmstat_delta": deltas}
 
 
+TRACE_FILE = "mmtwin-trace.txt"      # where the guest leaves its trace, at the root of its disk
+# An ftrace text line: "comm-pid [cpu] flags timestamp: event: fields" (the flags column since 3.x).
+_TRACE_LINE = re.compile(r"^\s*\S.*?-\d+\s+\[\d+\]\s+(?:\S+\s+)?\d+\.\d+:\s+([a-z0-9_]+):")
+
+
+def check_trace(path: Optional[str], wl: Optional[dict[str, Any]]) -> Optional[Path]:
+    """--trace FILE: a file workload's guest traces its vmscan events to its disk; FILE must be writable."""
+    if path is None:
+        return None
+    if not path:
+        raise MmtwinError("--trace: '' is not allowed; expected a file path")
+    if wl is None or wl["kind"] not in FILE_WORKLOADS:
+        raise MmtwinError(f"--trace: {path!r} is not allowed with the memhog workload; the guest writes its trace to "
+                          f"its disk, which only a file workload has (--workload {FILE_WORKLOADS[0]})")
+    out = Path(path)
+    if out.is_dir():
+        raise MmtwinError(f"--trace: {path!r} is a directory; expected a file path")
+    if not out.parent.is_dir():
+        raise MmtwinError(f"--trace: {path!r}: directory {str(out.parent)!r} does not exist")
+    return out
+
+
+def trace_summary(text: str) -> dict[str, Any]:
+    """Events per tracepoint in an ftrace text file, and the lines that are not events."""
+    counts: dict[str, int] = {}
+    other = 0
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _TRACE_LINE.match(line)
+        if m is None:
+            other += 1
+            continue
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return {"events": dict(sorted(counts.items())), "total": sum(counts.values()), "unparsed_lines": other}
+
+
+def _overruns(out: guest.GuestOutput) -> int:
+    total = 0
+    for (phase, _name), text in out.sections.items():
+        if phase != "trace":
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "overrun" and value.strip().isdigit():
+                total += int(value)
+    return total
+
+
 def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> tuple[str, str]:
     if wl is None:
         conf = "HOG_MIB=0\n"
@@ -200,22 +254,29 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                max_cpus: int = guest.DEFAULT_MAX_CPUS, size_mib: Optional[int] = None, threads: int = 1,
                cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
-               extra_conf: str = "", kind: str = "memhog",
-               disk_mib: Optional[int] = None) -> tuple[dict[str, Any], guest.BootResult]:
+               extra_conf: str = "", kind: str = "memhog", disk_mib: Optional[int] = None,
+               trace: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
     """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
-    `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE)."""
+    `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE); `trace`, a
+    file the guest's vmscan trace of a file workload is written to."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
     wl = workload(topo, size_mib, threads, cpus, kind, disk_mib) if workload_on else None
+    trace_out = check_trace(trace, wl)
     conf, sysctl_text = _settings(wl, settings)
     conf += extra_conf
+    if trace_out is not None:
+        conf += "TRACE=1\n"
     result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout,
-                        disk_mib=wl.get("disk_mib") if wl else None)
+                        disk_mib=wl.get("disk_mib") if wl else None,
+                        fetch=(TRACE_FILE, trace_out) if trace_out is not None else None)
     out = result.output
     if out.errors:
         first = out.errors[0]
         if first.startswith("disk "):
             raise MmtwinError(f"oracle: the guest could not use its disk: {first[len('disk '):]}")
+        if first.startswith("trace "):
+            raise MmtwinError(f"--trace: the guest could not trace: {first[len('trace '):]}")
         raise MmtwinError(f"--sysctl: the guest kernel said: {first}")
     if wl is not None and out.status.get("workload") != 0:
         status = out.status.get("workload")
@@ -252,6 +313,12 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
     if wl is not None:
         printed = out.sections.get(("run", "workload"), "").strip()
         doc["workload"] = {**wl, "output": printed, "status": out.status.get("workload")}
+    if trace_out is not None:
+        try:
+            text = trace_out.read_text(errors="replace")
+        except OSError as exc:
+            raise MmtwinError(f"--trace: cannot read {str(trace_out)!r} back: {exc.strerror}") from None
+        doc["trace"] = {"path": str(trace_out), "overruns": _overruns(out), **trace_summary(text)}
     return doc, result
 
 
@@ -307,6 +374,11 @@ def format_summary(doc: dict[str, Any]) -> str:
         lines.append("pgalloc (change): " + ", ".join(f"{z} {v}" for z, v in s["pgalloc"].items()))
         changed = {c: v for c, v in s["vmstat_delta"].items() if v}
         lines.append("vmstat (change): " + (", ".join(f"{c} {v}" for c, v in changed.items()) or "none"))
+    tr = doc.get("trace")
+    if tr:
+        lines.append("")
+        lines.append(f"trace: {tr['total']} vmscan events in {tr['path']} (buffer overruns {tr['overruns']}): "
+                     + (", ".join(f"{e} {n}" for e, n in tr["events"].items()) or "none"))
     return "\n".join(lines) + "\n"
 
 
