@@ -302,6 +302,16 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["-w", "mmapstream", "--size-mib", "0"], "--size-mib: 0 is not allowed; expected at least 1"),
         (["-w", "mmapstream", "--size-mib", "900000"],
          "--size-mib: 900000 is not allowed; a file workload writes at most 838656 MiB"),
+        (["-w", "fsmark"], "--fsmark: missing; --workload fsmark needs fs_mark's command line"),
+        (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 10 -L 1", "--size-mib", "10"],
+         "--size-mib: 10 is not allowed with --workload fsmark; its size follows from --fsmark"),
+        (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 10 -L 1", "-t", "2"],
+         "--threads: 2 is not allowed with --workload fsmark; give -t in --fsmark"),
+        (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 10 -L 1 -S 1"], "--fsmark: sync_method: 1 is not simulated"),
+        (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 0 -L 1"], "--fsmark: files: 0 is not allowed"),
+        (["--fsmark", "-d /x -D 2 -N 2 -L 1"], "--fsmark: not allowed with --workload memhog; give --workload fsmark"),
+        (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 10 -L 1", "--cpus", "9"],
+         "--cpus: CPU 9 is not allowed; the guest has CPUs 0-7"),
         (["-w", "memhog", "--size-mib", "100", "--trace", "/tmp/t.txt"],
          "--trace: '/tmp/t.txt' is not allowed with the memhog workload; the guest writes its trace to its disk"),
         (["-w", "mmapstream", "--trace", "/nonexistent-dir/t.txt"],
@@ -537,6 +547,46 @@ def test_disk_modules_in_load_order(tmp_path: Path) -> None:
     assert initramfs.kernel_release(Path("/boot/vmlinuz-6.1.0-56-cloud-amd64")) == "6.1.0-56-cloud-amd64"
     with pytest.raises(MmtwinError, match="expected /boot/vmlinuz-RELEASE"):
         initramfs.kernel_release(Path("/tmp/bzImage"))
+
+
+def test_fsmark_settings_for_the_guest() -> None:
+    """--fsmark as the twin reads it; the guest's processes may run on every CPU; size and disk follow."""
+    from mmtwin.config import load_machine
+
+    topo = guest.guest_topology(load_machine(MACHINE), 1024, None, 8)
+    wl = orun.workload(topo, None, 1, None, "fsmark", None, "./fs_mark -d /a -d /b -D 10 -N 200 -n 200 -L 3 -t 4 -S0 -s 524288")
+    assert wl["fsmark"] == {"threads": 4, "dirs": 2, "subdirs": 10, "files_per_subdir": 200, "files": 200,
+                            "iterations": 3, "file_bytes": 524288, "write_bytes": 16384}
+    assert (wl["size_mib"], wl["cpus"], wl["disk_mib"]) == (1200, list(range(8)), 1238 + 1238 // 4 + 256)
+    conf, _ = orun._settings(wl, [])
+    assert "WORKLOAD=fsmark\n" in conf and "HOG_THREADS=4\n" in conf
+    assert "FSMARK_ARGS='2 10 200 200 3 524288 16384'\n" in conf
+    assert orun.describe_workload(wl).startswith("fsmark -d x 2 -D 10 -N 200 -n 200 -L 3 -t 4 -S0 -s 524288 -w 16384")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_filehog_fsmark_on_the_host(tmp_path: Path) -> None:
+    """The guest's fs_mark, run here: each process's files in its -d directory, -N a subdirectory, -s bytes each."""
+    import subprocess
+
+    from mmtwin.oracle import initramfs
+
+    prog = tmp_path / "filehog"
+    initramfs.compile_program(prog)
+    files = tmp_path / "files"
+    files.mkdir()
+    proc = subprocess.run([str(prog), "fsmark", str(files), "3", "0", "2", "2", "3", "4", "2", "10000", "4096"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("filehog: fsmark wrote 24 files of 10000 bytes with 3 processes in 2 iterations")
+    made = sorted(str(p.relative_to(files)) for p in files.rglob("*") if p.is_file())
+    assert len(made) == 24 and all((files / m).stat().st_size == 10000 for m in made)
+    # Process 2 goes to d0 (2 % 2 dirs); its files 0-2 in s0, 3-5 in s1, 6-7 in s0 again.
+    assert [m for m in made if "/t2-" in m] == [f"d0/s{s}/t2-f{k}" for s, k in
+                                                 sorted([(0, 0), (0, 1), (0, 2), (1, 3), (1, 4), (1, 5), (0, 6), (0, 7)])]
+    bad = subprocess.run([str(prog), "fsmark", str(files), "3", "0", "2", "2", "3", "x", "2", "10000", "4096"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "out of range or not a number" in bad.stderr
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
@@ -801,3 +851,22 @@ def test_boot_compare_mapped_writer_on_a_virtio_disk(capsys: pytest.CaptureFixtu
     assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
     assert {r["what"] for r in cmp["reported"]} >= {"pgscan_kswapd", "pgsteal_direct", "pgpgout", "node 1 numa_miss"}
     assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # the disk image went with the run
+
+
+@requires_vm
+def test_boot_compare_fsmark_on_a_virtio_disk(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                              boot_cache: Path) -> None:
+    """oracle compare -w fsmark: 1.2 GB of 512 KiB files by 4 processes in a 1 GiB guest; the dirtied pages agree
+    with the twin's, kswapd reclaimed in the guest, and the files stayed (fs_mark keeps them)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "1024", "-w", "fsmark",
+                          "--fsmark", "-d /x -D 10 -N 200 -n 200 -L 3 -t 4 -S0 -s 524288", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    real = doc["real"]["summary"]["vmstat_delta"]
+    assert doc["real"]["workload"]["status"] == 0 and "wrote 2400 files of 524288 bytes" in doc["real"]["workload"]["output"]
+    assert 2400 * 128 <= real["nr_dirtied"] < 2400 * 128 * 1.01
+    assert real["pgscan_kswapd"] > 10_000
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    assert [r["what"] for r in cmp["placement"]] == ["nr_dirtied"]

@@ -1092,12 +1092,16 @@ _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
                        help="MiB the workload touches in all, one store per 4 KiB page (default: memhog half of node 0, "
                             "mmapstream 1.5 x the guest's memory).")
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
-                           help="memhog (anonymous memory; default) or mmapstream (shared file mappings written page by "
-                                "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1).")
+                           help="memhog (anonymous memory; default), mmapstream (shared file mappings written page by "
+                                "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1) "
+                                "or fsmark (fs_mark's files written on that disk, --fsmark).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
                         help="mmapstream: write the guest kernel's vmscan tracepoints during the workload (ftrace text, "
                              "read out of its disk) to FILE and count them; with compare, the twin's trace goes to "
                              "FILE.twin and the counts are printed side by side.")
+_O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
+                         help="--workload fsmark: fs_mark's command line as 'mmtwin run --fsmark' takes it (-d -D -N -n -L "
+                              "-t -s -w, -S0); its processes may run on every CPU of --cpus (default: all).")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
                        help="mmapstream: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
                             "A sparse image in the oracle's cache, formatted ext4 on the host.")
@@ -1157,6 +1161,7 @@ def oracle_run_cmd(
     size_mib: Optional[int] = _O_SIZE,
     workload: str = _O_WORKLOAD,
     disk_mib: Optional[int] = _O_DISK,
+    fsmark: Optional[str] = _O_FSMARK,
     trace: Optional[str] = _O_TRACE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
@@ -1181,10 +1186,10 @@ def oracle_run_cmd(
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
-                                  timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace)
+                                  timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace, fsmark=fsmark)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1236,6 +1241,7 @@ def oracle_compare_cmd(
     size_mib: Optional[int] = _O_SIZE,
     workload: str = _O_WORKLOAD,
     disk_mib: Optional[int] = _O_DISK,
+    fsmark: Optional[str] = _O_FSMARK,
     trace: Optional[str] = _O_TRACE,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
@@ -1265,11 +1271,11 @@ def oracle_compare_cmd(
     m = _oracle_machine(machine)
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     ocmp.check_twin_sysctls(orun.parse_sysctls(sysctl))
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
-                                  disk_mib=disk_mib, trace=trace)
+                                  disk_mib=disk_mib, trace=trace, fsmark=fsmark)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")

@@ -29,10 +29,12 @@ zone and of pgfault (the real guest also allocates for its shell, page tables an
 snapshot itself, so these agree within a tolerance, 5% by default, or within a
 noise floor of 1% of the hog's pages, at least 1000).
 
-For a file workload (mmapstream) the twin also gets a disk standing in for
-the guest's virtio one (VIRTIO_DISK) and the guest's vm sysctls; only
-pgfault and nr_dirtied are held (FILE_HELD), and what reclaim and writeback
-did, with the placement, is reported beside the twin's (FILE_REPORTED).
+For a file workload (mmapstream, fsmark) the twin also gets a disk standing
+in for the guest's virtio one (VIRTIO_DISK) and the guest's vm sysctls;
+only what the workload decides is held (FILE_HELD: the mapped writer's
+faults and dirtied pages, fs_mark's dirtied pages), and what reclaim and
+writeback did, with the placement, is reported beside the twin's
+(FILE_REPORTED).
 """
 
 from __future__ import annotations
@@ -61,12 +63,12 @@ _TWIN_SYSCTLS = ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisec
 VIRTIO_DISK = {"name": "vda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 200, "access_us": 100, "rpm": 0,
                "track_seek_us": 0, "full_seek_us": 0, "nr_requests": 256, "max_sectors_kib": 1280,
                "elevator": "deadline"}
-# File workloads: counters that follow from the workload alone (one fault and one dirtied page per page
-# written), held within the tolerance; and what reclaim and writeback did, printed beside the twin's
+# File workloads: counters that follow from the workload alone (a dirtied page per page written, and for
+# the mapped writer a fault per page), held within the tolerance; and what reclaim and writeback did, printed beside the twin's
 # and not held: the twin reclaims with its own 4.11-era model (per-zone LRU, 3.0's decisions), not
 # with 6.1's, and how much is written back before the files go depends on how long the run takes.
-FILE_HELD = ("pgfault", "nr_dirtied")
-FILE_REPORTED = ("pgmajfault", "pgpgout", "nr_written", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
+FILE_HELD = {"mmapstream": ("pgfault", "nr_dirtied"), "fsmark": ("nr_dirtied",)}
+FILE_REPORTED = ("pgfault", "pgmajfault", "pgpgout", "nr_written", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
                  "pgsteal_direct", "allocstall", "pgrotated", "pgactivate", "pgdeactivate", "nr_vmscan_write",
                  "nr_vmscan_immediate_reclaim", "slabs_scanned", "kswapd_inodesteal", "pginodesteal",
                  "zone_reclaim_failed")
@@ -121,6 +123,10 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
     kind = wl.get("kind", "memhog")
     if kind == "memhog":
         work = WorkloadParams(size_gb=wl["size_mib"] / 1024, threads=wl["threads"], cpus=wl["cpus"])
+    elif kind == "fsmark":
+        from mmtwin.config import FsmarkParams
+
+        work = FsmarkParams(kind="fsmark", **wl["fsmark"], cpus=wl["cpus"])
     else:
         from mmtwin.config import MmapstreamParams
 
@@ -146,7 +152,8 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
         text = values.get(f"vm.{name}")
         if text is not None and text.strip().isdigit():
             k[name] = int(text)
-    spec["workload"]["bytes"] = wl["size_mib"] << 20
+    if kind in ("memhog", "mmapstream"):
+        spec["workload"]["bytes"] = wl["size_mib"] << 20
     return spec
 
 
@@ -209,12 +216,14 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
     if file_workload:
         # Held: what the workload decides. The placement rows below go to `reported`: where a page
         # lands depends on what reclaim freed where.
-        for key in FILE_HELD:
+        for key in FILE_HELD[doc["workload"]["kind"]]:
             real, tw = real_delta.get(key, 0), twin_delta(key)
             ok = agrees(real, tw)
             within &= ok
             rows.append({"what": key, "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
         for key in FILE_REPORTED:
+            if key in FILE_HELD[doc["workload"]["kind"]]:
+                continue
             if key == "allocstall":
                 real = sum(v for k, v in real_delta.items() if k.startswith("allocstall"))
             else:

@@ -16,6 +16,17 @@
  * pages still in the page cache), and then the files are removed (the
  * script's `rm sparse-*`).
  *
+ *   filehog fsmark DIR THREADS CPULIST DIRS SUBDIRS PER_SUBDIR FILES ITERATIONS FILE_BYTES WRITE_BYTES [COMMAND]
+ *
+ * fs_mark as the twin's `fsmark` workload has it (-d x DIRS, -D SUBDIRS,
+ * -N PER_SUBDIR, -n FILES, -L ITERATIONS, -t THREADS, -s FILE_BYTES,
+ * -w WRITE_BYTES, -S0, files kept): each iteration forks THREADS
+ * processes, each allowed on every CPU of CPULIST; process t creates FILES
+ * files in DIR/d<t % DIRS>/s<k>, moving to the next of SUBDIRS
+ * subdirectories every PER_SUBDIR files, writes each with write() calls
+ * of WRITE_BYTES up to FILE_BYTES, and closes it (no fsync); the iteration
+ * ends when all have exited. Then the summary line, and COMMAND.
+ *
  * Written for mmtwin; libc only, so it links statically.
  */
 #define _GNU_SOURCE
@@ -28,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +88,23 @@ static int mapped_writer(const char *path, size_t bytes, int cpu)
 		return 1;
 	}
 	return 0;
+}
+
+/* Wait for process i of the workload: 0 when it exited with status 0. */
+static int reap(const char *what, int i, pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) < 0)
+		return 1;
+	if (WIFSIGNALED(status)) {
+		/* SIGBUS: the disk is full at a write fault; SIGKILL: the OOM killer. */
+		fprintf(stderr, "filehog: %s process %d killed by signal %d%s\n", what, i, WTERMSIG(status),
+			WTERMSIG(status) == SIGKILL ? " (the OOM killer?)" :
+			WTERMSIG(status) == SIGBUS ? " (no room left on the disk?)" : "");
+		return 1;
+	}
+	return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
 static int mmapstream(int argc, char **argv)
@@ -127,21 +156,8 @@ static int mmapstream(int argc, char **argv)
 		if (pids[i] == 0)
 			_exit(mapped_writer(path, pages * PAGE, cpus[i]));
 	}
-	for (i = 0; i < started; i++) {
-		int status;
-
-		if (waitpid(pids[i], &status, 0) < 0) {
-			failed = 1;
-		} else if (WIFSIGNALED(status)) {
-			/* SIGBUS: the disk is full at a write fault; SIGKILL: the OOM killer. */
-			fprintf(stderr, "filehog: process %d killed by signal %d%s\n", i, WTERMSIG(status),
-				WTERMSIG(status) == SIGKILL ? " (the OOM killer?)" :
-				WTERMSIG(status) == SIGBUS ? " (no room left on the disk?)" : "");
-			failed = 1;
-		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			failed = 1;
-		}
-	}
+	for (i = 0; i < started; i++)
+		failed |= reap("mmapstream", i, pids[i]);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!failed) {
 		printf("filehog: mmapstream wrote %zu pages (%lu MiB) through %d shared mappings in %.3f s\n",
@@ -161,10 +177,148 @@ static int mmapstream(int argc, char **argv)
 	return failed;
 }
 
+static long parse_count(const char *text, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+/* One fs_mark process: its files of one iteration. */
+static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, long dirs, long subdirs,
+			 long per_subdir, long files, long iteration, long file_bytes, long write_bytes)
+{
+	static char buf[1 << 20];
+	char path[4096];
+	cpu_set_t set;
+	long k;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < ncpus; i++)
+		CPU_SET(cpus[i], &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		fprintf(stderr, "filehog: cannot run on the cpus given: %s\n", strerror(errno));
+		return 1;
+	}
+	memset(buf, 'm', sizeof(buf));
+	for (k = 0; k < files; k++) {
+		long done = iteration * files + k;	/* files this process made before */
+		long sub = (done / per_subdir) % subdirs;
+		long left;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/d%ld/s%ld/t%d-f%ld", dir, t % dirs, sub, t, done);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "filehog: cannot create %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		for (left = file_bytes; left > 0;) {
+			long n = left < write_bytes ? left : write_bytes;
+			ssize_t w = write(fd, buf, (size_t)n);
+
+			if (w <= 0) {
+				fprintf(stderr, "filehog: cannot write %s: %s\n", path,
+					w < 0 ? strerror(errno) : "short write");
+				return 1;
+			}
+			left -= w;
+		}
+		if (close(fd) != 0) {
+			fprintf(stderr, "filehog: cannot close %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int fsmark(int argc, char **argv)
+{
+	static int cpus[MAX_PROCS];
+	static pid_t pids[MAX_PROCS];
+	long threads, dirs, subdirs, per_subdir, files, iterations, file_bytes, write_bytes, it, d, sd;
+	char path[4096];
+	struct timespec t0, t1;
+	int ncpus, t, failed = 0;
+
+	if (argc != 12 && argc != 13) {
+		fprintf(stderr, "usage: filehog fsmark DIR THREADS CPULIST DIRS SUBDIRS PER_SUBDIR FILES ITERATIONS "
+			"FILE_BYTES WRITE_BYTES [COMMAND]\n");
+		return 2;
+	}
+	threads = parse_count(argv[3], MAX_PROCS);
+	ncpus = parse_cpus(argv[4], cpus, MAX_PROCS);
+	dirs = parse_count(argv[5], 1 << 20);
+	subdirs = parse_count(argv[6], 1 << 20);
+	per_subdir = parse_count(argv[7], 1L << 40);
+	files = parse_count(argv[8], 1L << 40);
+	iterations = parse_count(argv[9], 1L << 40);
+	file_bytes = parse_count(argv[10], 1L << 50);
+	write_bytes = parse_count(argv[11], 1L << 20);
+	if (threads < 1 || ncpus < 1 || dirs < 1 || subdirs < 1 || per_subdir < 1 || files < 0 || iterations < 1 ||
+	    file_bytes < 0 || write_bytes < 1) {
+		fprintf(stderr, "filehog: fsmark: a count is out of range or not a number\n");
+		return 2;
+	}
+	for (d = 0; d < dirs; d++) {
+		snprintf(path, sizeof(path), "%s/d%ld", argv[2], d);
+		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "filehog: cannot make %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		for (sd = 0; sd < subdirs; sd++) {
+			snprintf(path, sizeof(path), "%s/d%ld/s%ld", argv[2], d, sd);
+			if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+				fprintf(stderr, "filehog: cannot make %s: %s\n", path, strerror(errno));
+				return 1;
+			}
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (it = 0; it < iterations && !failed; it++) {
+		int started = (int)threads;
+
+		for (t = 0; t < threads; t++) {
+			pids[t] = fork();
+			if (pids[t] < 0) {
+				fprintf(stderr, "filehog: cannot fork process %d: %s\n", t, strerror(errno));
+				failed = 1;
+				started = t;
+				break;
+			}
+			if (pids[t] == 0)
+				_exit(fsmark_thread(argv[2], t, cpus, ncpus, dirs, subdirs, per_subdir, files, it,
+						    file_bytes, write_bytes));
+		}
+		for (t = 0; t < started; t++)
+			failed |= reap("fsmark", t, pids[t]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (failed)
+		return 1;
+	printf("filehog: fsmark wrote %ld files of %ld bytes with %ld processes in %ld iterations in %.3f s\n",
+	       threads * files * iterations, file_bytes, threads, iterations,
+	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	fflush(stdout);
+	if (argc == 13 && run_command("filehog", argv[12]) != 0)
+		return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "mmapstream") == 0)
 		return mmapstream(argc, argv);
-	fprintf(stderr, "usage: filehog mmapstream DIR MIB PROCS CPULIST [COMMAND]\n");
+	if (argc >= 2 && strcmp(argv[1], "fsmark") == 0)
+		return fsmark(argc, argv);
+	fprintf(stderr, "usage: filehog mmapstream DIR MIB PROCS CPULIST [COMMAND]\n"
+		"       filehog fsmark DIR THREADS CPULIST DIRS SUBDIRS PER_SUBDIR FILES ITERATIONS FILE_BYTES "
+		"WRITE_BYTES [COMMAND]\n");
 	return 2;
 }

@@ -40,6 +40,7 @@ WORKLOAD=memhog
 HOG_MIB=0
 HOG_THREADS=1
 HOG_CPUS=0
+FSMARK_ARGS=
 DISK=0
 TRACE=0
 WMARK_RECOMPUTE=0
@@ -119,6 +120,8 @@ if [ "$HOG_MIB" -gt 0 ]; then
   say BEGIN run workload
   if [ "$WORKLOAD" = memhog ]; then
     /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+  elif [ "$WORKLOAD" = fsmark ]; then
+    /bin/filehog fsmark /mnt "$HOG_THREADS" "$HOG_CPUS" $FSMARK_ARGS "/bin/sh /snapshot.sh during"
   else
     /bin/filehog "$WORKLOAD" /mnt "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
   fi

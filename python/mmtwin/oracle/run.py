@@ -25,8 +25,10 @@ VMSTAT_DELTAS = (
 )
 # What the guest runs: the memory hog (anonymous memory), or a file workload on a virtio disk with
 # ext4 (filehog.c; the twin's workload of the same name).
-WORKLOADS = ("memhog", "mmapstream")
-FILE_WORKLOADS = ("mmapstream",)
+WORKLOADS = ("memhog", "mmapstream", "fsmark")
+FILE_WORKLOADS = ("mmapstream", "fsmark")
+# The fsmark fields the guest's filehog takes, in its argument order after THREADS and CPULIST.
+FSMARK_FIELDS = ("dirs", "subdirs", "files_per_subdir", "files", "iterations", "file_bytes", "write_bytes")
 MIN_DISK_MIB = 64
 MAX_DISK_MIB = 1 << 20
 # The largest file workload whose default disk (the files, a quarter more and 256 MiB) fits MAX_DISK_MIB.
@@ -70,14 +72,37 @@ def disk_size(size_mib: int, disk_mib: Optional[int]) -> int:
     return disk_mib
 
 
+def fsmark_settings(text: Optional[str], size_mib: Optional[int], threads: int) -> dict[str, Any]:
+    """--fsmark ARGS for the guest: fs_mark's command line as the twin reads it (config.parse_fsmark_command),
+    checked as the twin's fsmark workload (-S0 only: the guest's fs_mark never syncs, nor does the twin's)."""
+    from mmtwin.config import FsmarkParams, parse_fsmark_command, validate
+
+    if text is None:
+        raise MmtwinError("--fsmark: missing; --workload fsmark needs fs_mark's command line, e.g. "
+                          "--fsmark '-d /tmp/x -D 10 -N 100 -n 50 -L 4 -t 4 -S0 -s 1048576'")
+    if size_mib is not None:
+        raise MmtwinError(f"--size-mib: {size_mib} is not allowed with --workload fsmark; its size follows from "
+                          "--fsmark (-t x -n x -L x -s)")
+    if threads != 1:
+        raise MmtwinError(f"--threads: {threads} is not allowed with --workload fsmark; give -t in --fsmark")
+    fields = parse_fsmark_command(text)
+    # The twin's own checks (-S0 only, as the guest's filehog runs it).
+    params = validate(FsmarkParams, {"kind": "fsmark", **fields}, "--fsmark")
+    return {f: getattr(params, f) for f in ("threads", *FSMARK_FIELDS)}
+
+
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
-             kind: str = "memhog", disk_mib: Optional[int] = None) -> dict[str, Any]:
+             kind: str = "memhog", disk_mib: Optional[int] = None, fsmark: Optional[str] = None) -> dict[str, Any]:
     """The workload's settings, checked against the guest."""
     if kind not in WORKLOADS:
         raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of {', '.join(WORKLOADS)}")
     if kind == "memhog" and disk_mib is not None:
         raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with the memhog workload, which uses no disk; "
                           f"give --workload {FILE_WORKLOADS[0]}")
+    if kind != "fsmark" and fsmark is not None:
+        raise MmtwinError(f"--fsmark: not allowed with --workload {kind}; give --workload fsmark")
+    if kind == "fsmark":
+        return _fsmark_workload(topo, fsmark, size_mib, threads, cpus, disk_mib)
     if size_mib is None:
         # The memory hog fits in node 0; a file workload writes half as much again as the guest has.
         size_mib = topo.memory_mib[0] // 2 if kind == "memhog" else topo.total_mib * 3 // 2
@@ -229,6 +254,34 @@ def trace_summary(text: str) -> dict[str, Any]:
     return {"events": dict(sorted(counts.items())), "total": sum(counts.values()), "unparsed_lines": other}
 
 
+def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib: Optional[int], threads: int,
+                     cpus: Optional[str], disk_mib: Optional[int]) -> dict[str, Any]:
+    """fs_mark in the guest: its processes may run on every CPU of --cpus (default: all the guest's), as
+    the twin's fsmark threads may on theirs."""
+    from mmtwin.config import parse_id_option
+
+    fm = fsmark_settings(fsmark, size_mib, threads)
+    ids = parse_id_option(cpus, "--cpus")
+    if ids is None:
+        ids = list(range(topo.total_cpus))
+    if len(set(ids)) != len(ids):
+        dup = next(c for c in ids if ids.count(c) > 1)
+        raise MmtwinError(f"--cpus: CPU {dup} twice is not allowed")
+    for c in ids:
+        if c >= topo.total_cpus:
+            raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
+    total = fm["threads"] * fm["files"] * fm["iterations"] * fm["file_bytes"]
+    size = max(1, -(-total // (1 << 20)))
+    if size > MAX_FILE_MIB:
+        raise MmtwinError(f"--fsmark: {size} MiB of files is not allowed; a file workload writes at most "
+                          f"{MAX_FILE_MIB} MiB")
+    # Each file takes an inode, and the image has one per 16 KiB (mkfs -i 16384): 16 KiB a file besides
+    # the data.
+    files = fm["threads"] * fm["files"] * fm["iterations"]
+    return {"kind": "fsmark", "size_mib": size, "threads": fm["threads"], "cpus": ids, "fsmark": fm,
+            "disk_mib": disk_size(size + files // 64 + 1, disk_mib), "fs": "ext4"}
+
+
 def _overruns(out: guest.GuestOutput) -> int:
     total = 0
     for (phase, _name), text in out.sections.items():
@@ -247,6 +300,8 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
     else:
         conf = (f"WORKLOAD={wl['kind']}\nHOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\n"
                 f"HOG_CPUS={','.join(map(str, wl['cpus']))}\nDISK={int('disk_mib' in wl)}\n")
+        if wl["kind"] == "fsmark":
+            conf += f"FSMARK_ARGS='{' '.join(str(wl['fsmark'][f]) for f in FSMARK_FIELDS)}'\n"
     return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
 
 
@@ -255,13 +310,13 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
                extra_conf: str = "", kind: str = "memhog", disk_mib: Optional[int] = None,
-               trace: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
+               trace: Optional[str] = None, fsmark: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
     """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
     `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE); `trace`, a
     file the guest's vmscan trace of a file workload is written to."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
-    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib) if workload_on else None
+    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark) if workload_on else None
     trace_out = check_trace(trace, wl)
     conf, sysctl_text = _settings(wl, settings)
     conf += extra_conf
@@ -284,7 +339,8 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
         why = f": {said[-1][:160]}" if said else ""
         killed = " (137: killed, the OOM killer?)" if status == 137 else ""
         what = "hog" if wl["kind"] == "memhog" else f"{wl['kind']} workload"
-        raise MmtwinError(f"--size-mib: the {what} of {wl['size_mib']} MiB failed in the guest, "
+        option = "--fsmark" if wl["kind"] == "fsmark" else "--size-mib"
+        raise MmtwinError(f"{option}: the {what} of {wl['size_mib']} MiB failed in the guest, "
                           f"exit status {status}{killed}{why}")
     snaps = snapshots(out)
     wanted = ("before", "during", "after") if wl is not None else ("before",)
@@ -329,6 +385,12 @@ def describe_workload(wl: dict[str, Any]) -> str:
     cpus = ",".join(map(str, wl["cpus"]))
     if wl.get("kind", "memhog") == "memhog":
         return f"memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU {cpus}"
+    if wl["kind"] == "fsmark":
+        f = wl["fsmark"]
+        return (f"fsmark -d x {f['dirs']} -D {f['subdirs']} -N {f['files_per_subdir']} -n {f['files']} "
+                f"-L {f['iterations']} -t {f['threads']} -S0 -s {f['file_bytes']} -w {f['write_bytes']} "
+                f"({wl['size_mib']} MiB), processes on CPUs {cpus}, files on {wl['fs']} on a {wl['disk_mib']} MiB "
+                "virtio disk")
     return (f"{wl['kind']} {wl['size_mib']} MiB through shared file mappings, {wl['threads']} process(es) on CPU "
             f"{cpus}, files on {wl['fs']} on a {wl['disk_mib']} MiB virtio disk")
 
