@@ -1086,24 +1086,28 @@ _O_MACHINE = typer.Option(..., "--machine", "-m", metavar="PRESET", help="x86-64
                           autocompletion=_complete_machine)
 _O_MEM = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP)
 _O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
-_O_THREADS = typer.Option(1, "--threads", "-t", metavar="N", help="Hog threads, one per CPU (CPUs 0..N-1 unless --cpus).")
-_O_CPUS = typer.Option(None, "--cpus", metavar="LIST", help="Guest CPU of each thread, e.g. 0-3 or 0,4.")
+_O_THREADS = typer.Option(1, "--threads", "-t", metavar="N",
+                          help="memhog threads or mmapstream processes, one per CPU (CPUs 0..N-1 unless --cpus); "
+                               "fsmark takes -t in --fsmark.")
+_O_CPUS = typer.Option(None, "--cpus", metavar="LIST",
+                       help="Guest CPU of each thread, e.g. 0-3 or 0,4 (fsmark: the CPUs all its processes may run on, "
+                            "default all).")
 _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
                        help="MiB the workload touches in all, one store per 4 KiB page (default: memhog half of node 0, "
-                            "mmapstream 1.5 x the guest's memory).")
+                            "mmapstream 1.5 x the guest's memory; fsmark: from --fsmark).")
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                            help="memhog (anonymous memory; default), mmapstream (shared file mappings written page by "
                                 "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1) "
                                 "or fsmark (fs_mark's files written on that disk, --fsmark).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
-                        help="mmapstream: write the guest kernel's vmscan tracepoints during the workload (ftrace text, "
+                        help="mmapstream, fsmark: write the guest kernel's vmscan tracepoints during the workload (ftrace text, "
                              "read out of its disk) to FILE and count them; with compare, the twin's trace goes to "
                              "FILE.twin and the counts are printed side by side.")
 _O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
                          help="--workload fsmark: fs_mark's command line as 'mmtwin run --fsmark' takes it (-d -D -N -n -L "
                               "-t -s -w, -S0); its processes may run on every CPU of --cpus (default: all).")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
-                       help="mmapstream: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
+                       help="mmapstream, fsmark: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
                             "A sparse image in the oracle's cache, formatted ext4 on the host.")
 _O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
 _O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)

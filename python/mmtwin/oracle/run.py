@@ -130,12 +130,7 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
         ids = list(range(threads))
     if len(ids) != threads:
         raise MmtwinError(f"--cpus: {len(ids)} CPUs for {threads} threads is not allowed; give one CPU per thread")
-    if len(set(ids)) != len(ids):
-        dup = next(c for c in ids if ids.count(c) > 1)
-        raise MmtwinError(f"--cpus: CPU {dup} twice is not allowed; each thread gets its own CPU")
-    for c in ids:
-        if c >= topo.total_cpus:
-            raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
+    _check_cpus(topo, ids, "; each thread gets its own CPU")
     wl: dict[str, Any] = {"kind": kind, "size_mib": size_mib, "threads": threads, "cpus": ids}
     if kind in FILE_WORKLOADS:
         wl["disk_mib"] = disk_size(size_mib, disk_mib)
@@ -254,6 +249,15 @@ def trace_summary(text: str) -> dict[str, Any]:
     return {"events": dict(sorted(counts.items())), "total": sum(counts.values()), "unparsed_lines": other}
 
 
+def _check_cpus(topo: guest.GuestTopology, ids: list[int], why_twice: str) -> None:
+    if len(set(ids)) != len(ids):
+        dup = next(c for c in ids if ids.count(c) > 1)
+        raise MmtwinError(f"--cpus: CPU {dup} twice is not allowed{why_twice}")
+    for c in ids:
+        if c >= topo.total_cpus:
+            raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
+
+
 def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib: Optional[int], threads: int,
                      cpus: Optional[str], disk_mib: Optional[int]) -> dict[str, Any]:
     """fs_mark in the guest: its processes may run on every CPU of --cpus (default: all the guest's), as
@@ -264,12 +268,7 @@ def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib:
     ids = parse_id_option(cpus, "--cpus")
     if ids is None:
         ids = list(range(topo.total_cpus))
-    if len(set(ids)) != len(ids):
-        dup = next(c for c in ids if ids.count(c) > 1)
-        raise MmtwinError(f"--cpus: CPU {dup} twice is not allowed")
-    for c in ids:
-        if c >= topo.total_cpus:
-            raise MmtwinError(f"--cpus: CPU {c} is not allowed; the guest has CPUs 0-{topo.total_cpus - 1}")
+    _check_cpus(topo, ids, "")
     total = fm["threads"] * fm["files"] * fm["iterations"] * fm["file_bytes"]
     size = max(1, -(-total // (1 << 20)))
     if size > MAX_FILE_MIB:
