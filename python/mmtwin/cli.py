@@ -1060,7 +1060,7 @@ def bench(
 
 oracle_app = typer.Typer(
     help=(
-        "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog or a mapped "
+        "Boot a real Linux kernel under QEMU with a machine preset's NUMA topology, run a memory hog, fs_mark or a mapped "
         "file writer in it and print its /proc counters (docs/oracle.md). Needs qemu-system-x86_64, a /boot/vmlinuz-* "
         "(with its modules for a file workload's virtio disk), busybox-static, gcc with a static libc (libc6-dev), "
         "and mkfs.ext4 (e2fsprogs) for a file workload."
@@ -1264,8 +1264,8 @@ def oracle_compare_cmd(
 
     Zone watermarks and protection must agree exactly; the held counters within --tolerance: for the memory
     hog its placement (numastat per node, pgalloc per zone) and pgfault, for mmapstream pgfault and
-    nr_dirtied, with what reclaim and writeback did printed beside them and not held. Exits 1 when either
-    does not agree (docs/oracle.md, "compare").
+    nr_dirtied, for fsmark nr_dirtied, with what reclaim and writeback did printed beside them and not
+    held. Exits 1 when either does not agree (docs/oracle.md, "compare").
     """
     from mmtwin.engine import run_spec, strip_perf
     from mmtwin.oracle import compare as ocmp, guest, run as orun

@@ -267,25 +267,33 @@ impl Kernel {
             return Ok(());
         }
         let mems = std::mem::take(&mut self.kt[pid].mems);
-        self.kt[pid].pf_memalloc = true;
-        let r = self.do_try_to_free_pages(ctx, &mut sp.dr, &mems);
-        self.kt[pid].pf_memalloc = false;
+        let r = self.direct_reclaim(ctx, &mut sp.dr, &mems);
         self.kt[pid].mems = mems;
-        let progress = match r {
-            Err(next) => {
-                self.kt[pid].slow = sp;
-                return Err(next);
-            }
-            Ok(p) => p,
-        };
+        if let Err(next) = r {
+            self.kt[pid].slow = sp;
+            return Err(next);
+        }
+        self.kt[pid].slow = SlowPath::default();
+        Ok(())
+    }
+
+    /// try_to_free_pages as __alloc_pages_direct_reclaim runs it (3.0): under
+    /// PF_MEMALLOC, resumable (Err: the task sleeps inside it; the caller
+    /// keeps `dr`); when it ends, mm_vmscan_direct_reclaim_end and, after
+    /// progress, the zonelist cache's full marks cleared (zlcreconsider).
+    fn direct_reclaim(&mut self, ctx: &mut Ctx, dr: &mut DirectReclaim, mems: &[bool]) -> Result<u64, Next> {
+        let pid = ctx.pid as usize;
+        self.kt[pid].pf_memalloc = true;
+        let r = self.do_try_to_free_pages(ctx, dr, mems);
+        self.kt[pid].pf_memalloc = false;
+        let progress = r?;
         if self.trace.on(Tp::MmVmscanDirectReclaimEnd) {
             self.emit(ctx, &TraceRec::DirectReclaimEnd { nr_reclaimed: progress });
         }
         if progress > 0 && self.mm.zlc_reconsider {
-            self.mm.zlc_clear_zones_full(ctx, sp.dr.zl_idx);
+            self.mm.zlc_clear_zones_full(ctx, dr.zl_idx);
         }
-        self.kt[pid].slow = SlowPath::default();
-        Ok(())
+        Ok(progress)
     }
 
     /// Is the task's allocation suspended inside direct reclaim?
@@ -359,23 +367,14 @@ impl Kernel {
                     sp.stage = Stage::InReclaim;
                 }
                 Stage::InReclaim => {
-                    self.kt[pid].pf_memalloc = true;
-                    let r = self.do_try_to_free_pages(ctx, &mut sp.dr, mems);
-                    self.kt[pid].pf_memalloc = false;
-                    let progress = match r {
+                    let progress = match self.direct_reclaim(ctx, &mut sp.dr, mems) {
                         Err(next) => {
                             self.kt[pid].slow = sp;
                             return AllocRes::Sleep(next);
                         }
                         Ok(p) => p,
                     };
-                    if self.trace.on(Tp::MmVmscanDirectReclaimEnd) {
-                        self.emit(ctx, &TraceRec::DirectReclaimEnd { nr_reclaimed: progress });
-                    }
                     if progress > 0 {
-                        if self.mm.zlc_reconsider {
-                            self.mm.zlc_clear_zones_full(ctx, zl_idx);
-                        }
                         if let Some((p, zi)) = self.get_page_from_freelist(ctx, &task, g, order, zl_idx, aflags) {
                             return AllocRes::Page(p, zi);
                         }
