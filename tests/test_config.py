@@ -214,6 +214,8 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         (TEST_BASE.replace('zlc = "none"', "zlc = 1"), "policy.zlc: 1 is not allowed; expected 'none', 'after-first-zone' or 'first-eligible'"),
         (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nslab_allocator = "slob"'),
          "policy.slab_allocator: 'slob' is not allowed; expected 'slab' or 'slub'"),
+        (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nnew_anon_lru = "both"'),
+         "policy.new_anon_lru: 'both' is not allowed; expected 'active' or 'inactive'"),
     ],
 )
 def test_kernel_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:

@@ -41,7 +41,7 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
     assert spec["kernel"] == {
         "name": "test-base", "era": "2.6.18", "zlc": "none", "zlc_reconsider": False,
         "min_free_kbytes": None, "zone_reclaim_mode": None, "lowmem_reserve_ratio": None, "percpu_pagelists": True,
-        "pcp_sizing": "6x-batch", "slab_allocator": "slub",
+        "pcp_sizing": "6x-batch", "new_anon_lru": "active", "slab_allocator": "slub",
         # Specification v2: the writeback and reclaim sysctls, kernel defaults written out
         "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0, "dirty_background_bytes": 0,
         "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "swappiness": 60,
@@ -227,7 +227,7 @@ def test_max_order_comes_from_the_machine() -> None:
 NODE0 = list(range(12))
 KERNEL_3_0 = {
     "era": "3.0", "min_free_kbytes": None, "zone_reclaim_mode": None, "lowmem_reserve_ratio": None,
-    "percpu_pagelists": True, "pcp_sizing": "6x-batch", "slab_allocator": "slab", "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0,
+    "percpu_pagelists": True, "pcp_sizing": "6x-batch", "new_anon_lru": "active", "slab_allocator": "slab", "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0,
     "dirty_background_bytes": 0, "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500,
     "swappiness": 60, "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
     "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,

@@ -583,6 +583,10 @@ class Policy(StrictModel):
     percpu_pagelists: bool = True
     # zone_batchsize and pcp->high: "6x-batch" up to 5.13, "zone-low" from 5.14 (docs/presets.md)
     pcp_sizing: Literal["6x-batch", "zone-low"] = "6x-batch"
+    # where a new anonymous page starts and whether one reference activates it: "active" (to 5.8: the
+    # active list, activated when met referenced) or "inactive" (5.9+: the inactive list, and a second
+    # trip around it as for file pages)
+    new_anon_lru: Literal["active", "inactive"] = "active"
     # CONFIG_SLAB ("slab": new slab pages on the task's node only, GFP_THISNODE, then
     # fallback_alloc) or CONFIG_SLUB ("slub", the Kconfig default: ordinary fallback)
     slab_allocator: Literal["slab", "slub"] = "slub"

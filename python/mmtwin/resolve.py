@@ -407,6 +407,7 @@ def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
         "lowmem_reserve_ratio": lrr,
         "percpu_pagelists": kernel.policy.percpu_pagelists,
         "pcp_sizing": kernel.policy.pcp_sizing,
+        "new_anon_lru": kernel.policy.new_anon_lru,
         "slab_allocator": kernel.policy.slab_allocator,
         "direct_fs_writeback": kernel.policy.direct_fs_writeback,
         "kswapd_fs_writeback": kernel.policy.kswapd_fs_writeback,

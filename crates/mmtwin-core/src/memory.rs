@@ -44,7 +44,11 @@ impl Kernel {
                 }
                 self.zs_add(zi, Zs::NrAnonPages, 1);
                 self.mm.zone_stat_fold(ctx, zi, crate::vmstat::StatItem::AnonPages);
-                self.lru_cache_add(ctx, p, LRU_ACTIVE_ANON);
+                let lru = match self.k.new_anon_lru {
+                    crate::spec::NewAnonLru::Active => LRU_ACTIVE_ANON,
+                    crate::spec::NewAnonLru::Inactive => crate::vmstat::LRU_INACTIVE_ANON,
+                };
+                self.lru_cache_add(ctx, p, lru);
                 Ok(zi)
             }
             r => Err(r),

@@ -422,6 +422,26 @@ pub enum SlabAllocator {
     Slab,
 }
 
+/// Where a new anonymous page starts, and what a reference does to it on
+/// the inactive list: 5.9's "mm/vmscan: protect the workingset on
+/// anonymous LRU" changed both at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum NewAnonLru {
+    /// To 5.8: do_anonymous_page adds it to the active list
+    /// (lru_cache_add_active_or_unevictable from 3.16, inside
+    /// page_add_new_anon_rmap before), and page_check_references
+    /// activates a referenced anonymous page at once.
+    #[default]
+    #[serde(rename = "active")]
+    Active,
+    /// 5.9 on: the inactive list (lru_cache_add_inactive_or_unevictable),
+    /// and a referenced anonymous page is treated as a file one: marked
+    /// referenced and kept for another trip, activated when met referenced
+    /// again.
+    #[serde(rename = "inactive")]
+    Inactive,
+}
+
 /// How the per-cpu page lists are sized (zone_batchsize, and pcp->high).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 pub enum PcpSizing {
@@ -471,6 +491,10 @@ pub struct KernelSpec {
     pub percpu_pagelists: bool,
     #[serde(default)]
     pub pcp_sizing: PcpSizing,
+    /// The list a new anonymous page joins, and whether one reference
+    /// activates it (5.9 changed both).
+    #[serde(default)]
+    pub new_anon_lru: NewAnonLru,
     /// Which slab allocator the kernel was built with (mm/slab.c or
     /// mm/slub.c): where a cache's new pages come from (slab.rs).
     #[serde(default)]

@@ -279,7 +279,10 @@ impl Kernel {
         let referenced_page = self.mm.pages.test_clear(p, PG_REFERENCED);
         let f = self.mm.pages.flags[p as usize];
         if young {
-            if f & PG_ANON != 0 {
+            // To 5.8 a referenced anonymous page is activated at once; 5.9
+            // ("protect the workingset on anonymous LRU") gives it the file
+            // pages' second trip around the inactive list.
+            if f & PG_ANON != 0 && self.k.new_anon_lru == crate::spec::NewAnonLru::Active {
                 return PageRef::Activate;
             }
             self.mm.pages.set(p, PG_REFERENCED);

@@ -497,6 +497,37 @@ fn a_second_pass_swaps_pages_back_in_with_readahead() {
 }
 
 #[test]
+fn new_anonymous_pages_start_active_to_5_8_and_inactive_from_5_9() {
+    // One pass of a 96 MiB hog on a 64 MiB box with swap: every page is
+    // touched once. To 5.8 (new_anon_lru "active") it starts on the active
+    // list, so every page reclaim swaps out was deactivated first; from 5.9
+    // ("inactive") it starts inactive, its one reference only earns it a
+    // second trip around the inactive list, so nothing is activated or
+    // deactivated, and each page is met twice by reclaim.
+    let hog = json!({"kind": "memhog", "bytes": 96u64 << 20, "threads": 2, "stride": 4096});
+    let mut k = kernel("4.11", "none", false);
+    let old = run(&swap_box(16384, 128), &k, &hog, true);
+    k["new_anon_lru"] = json!("inactive");
+    let new = run(&swap_box(16384, 128), &k, &hog, true);
+    for r in [&old, &new] {
+        assert_eq!(r["sim"]["oom"], false);
+    }
+    let out = delta(&old, "pswpout");
+    assert!(out > 0 && delta(&old, "pgdeactivate") >= out, "{} deactivated, {out} swapped out", delta(&old, "pgdeactivate"));
+    assert!(delta(&new, "pswpout") > 0);
+    assert_eq!(delta(&new, "pgactivate"), 0);
+    assert_eq!(delta(&new, "pgdeactivate"), 0);
+    let spl = &new["sim"]["shrink_page_list"];
+    let kept: u64 = ["kswapd_anon", "direct_anon"].iter().map(|w| spl[w]["referenced"].as_u64().unwrap()).sum();
+    assert!(kept > 0, "no referenced anonymous page was kept for a second trip: {spl}");
+    // Any other value is refused (the Python side names the field first).
+    k["new_anon_lru"] = json!("both");
+    let spec = json!({"machine": swap_box(16384, 128), "kernel": k, "workload": hog});
+    let err = parse(&spec.to_string()).err().expect("an error").to_string();
+    assert!(err.contains("unknown variant `both`, expected `active` or `inactive`"), "{err}");
+}
+
+#[test]
 fn the_micro_benchmark_runs_its_mixed_stage_after_the_streaming_writer() {
     // MMTests' micro benchmark on a 64 MiB box with swap: stage 1 writes
     // 32 MiB through two shared file mappings once; stage 2 then runs two
