@@ -280,6 +280,13 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
     ("args", "message"),
     [
         (["--size-mib", "5000"], "--size-mib: 5000 is not allowed; the 2048 MiB guest has no swap, so the hog must be at most 1856 MiB"),
+        (["--size-mib", "5000", "--swap-mib", "1024"],
+         "--size-mib: 5000 is not allowed; with 1024 MiB of swap the 2048 MiB guest holds a hog of at most 2880 MiB"),
+        (["--swap-mib", "32"], "--swap-mib: 32 is not allowed; expected 64 to 1048576 MiB"),
+        (["--passes", "0"], "--passes: 0 is not allowed; expected 1 to 1000"),
+        (["--passes", "1001"], "--passes: 1001 is not allowed; expected 1 to 1000"),
+        (["-w", "mmapstream", "--passes", "2"],
+         "--passes: 2 is not allowed with --workload mmapstream; only the memory hog makes several passes"),
         (["--threads", "9"], "--threads: 9 is not allowed; the guest has 8 CPUs and each thread gets its own"),
         (["--threads", "2", "--cpus", "0"], "--cpus: 1 CPUs for 2 threads is not allowed; give one CPU per thread"),
         (["--threads", "2", "--cpus", "0,0"], "--cpus: CPU 0 twice is not allowed; each thread gets its own CPU"),
@@ -312,8 +319,6 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["--fsmark", "-d /x -D 2 -N 2 -L 1"], "--fsmark: not allowed with --workload memhog; give --workload fsmark"),
         (["-w", "fsmark", "--fsmark", "-d /x -D 2 -N 2 -n 10 -L 1", "--cpus", "9"],
          "--cpus: CPU 9 is not allowed; the guest has CPUs 0-7"),
-        (["-w", "memhog", "--size-mib", "100", "--trace", "/tmp/t.txt"],
-         "--trace: '/tmp/t.txt' is not allowed with the memhog workload; the guest writes its trace to its disk"),
         (["-w", "mmapstream", "--trace", "/nonexistent-dir/t.txt"],
          "--trace: '/nonexistent-dir/t.txt': directory '/nonexistent-dir' does not exist"),
     ],
@@ -456,7 +461,8 @@ def test_compare_twin_from_fixture() -> None:
         "kernel": orun.guest_info(out), "snapshots": snaps, "summary": orun.summarize(snaps),
         "workload": {"size_mib": 1400, "threads": 1, "cpus": [0]},
     }
-    spec = ocmp.twin_spec(load_machine(MACHINE), doc)
+    spec, disk = ocmp.twin_spec(load_machine(MACHINE), doc)
+    assert disk is None and spec["machine"]["storage"] is None  # the memory hog has no disk
     zones = [z for z in snaps["before"]["zoneinfo"] if z["managed"]]
     assert [[z["present_pages"] for z in n["zones"]] for n in spec["machine"]["nodes"]] == \
         [[z["managed"] for z in zones if z["node"] == 0], [z["managed"] for z in zones if z["node"] == 1]]
@@ -469,6 +475,21 @@ def test_compare_twin_from_fixture() -> None:
     assert not cmp["watermarks_exact"]  # boot-time watermarks, from other managed counts
     row = [z for z in cmp["zones"] if (z["node"], z["zone"]) == (0, "DMA32")][0]
     assert row["min"]["real"] != row["min"]["twin"] and abs(row["min"]["real"] - row["min"]["twin"]) < 20
+    # 6.1 prints the watermarks with the zone's boost added: compared under it.
+    import copy
+
+    boosted = copy.deepcopy(doc)
+    tz = {(z["node"], z["zone"]): z for z in twin["zones"]}
+    for z in boosted["snapshots"]["before"]["zoneinfo"]:
+        t = tz.get((z["node"], ocmp.TWIN_ZONE.get(z["zone"], z["zone"])))
+        if z["managed"] and t is not None:
+            z.update(min=t["min"] + 512, low=t["low"] + 512, high=t["high"] + 512, boost=512)
+    rows = {(r["node"], r["zone"]): r for r in ocmp.compare(boosted, twin)["zones"]}
+    assert rows[(0, "DMA32")]["boost"] == 512 and rows[(0, "DMA32")]["min"] == {"real": tz[(0, "DMA32")]["min"],
+                                                                              "twin": tz[(0, "DMA32")]["min"]}
+    for z in boosted["snapshots"]["before"]["zoneinfo"]:
+        z["boost"] = 0
+    assert ocmp.compare(boosted, twin)["zones"][1]["min"]["real"] == ocmp.compare(boosted, twin)["zones"][1]["min"]["twin"] + 512
     # A twin that placed the hog elsewhere would be caught.
     for z in twin["zones"]:
         z["numa_miss"] = z["numa_miss"] * 2
@@ -498,6 +519,128 @@ def test_file_workload_settings() -> None:
     assert "WORKLOAD=memhog\n" in conf and "DISK=0\n" in conf
     with pytest.raises(MmtwinError, match="the 1024 MiB guest has no swap"):
         orun.workload(topo, 3000, 1, None)
+
+
+def test_swap_settings_and_disks() -> None:
+    """--swap-mib: the memory hog may outgrow the guest; /init gets SWAP=1 and the passes; QEMU a second
+    virtio disk after the file workload's (vdb), or the only one (vda)."""
+    from mmtwin.config import load_machine
+
+    topo = guest.guest_topology(load_machine(MACHINE), 1024, None, 8)
+    wl = orun.workload(topo, 1200, 1, "0", swap_mib=768, passes=2)
+    assert wl == {"kind": "memhog", "size_mib": 1200, "threads": 1, "cpus": [0], "swap_mib": 768, "passes": 2}
+    conf, _ = orun._settings(wl, [])
+    assert "SWAP=1\n" in conf and "HOG_PASSES=2\n" in conf and "DISK=0\n" in conf
+    assert "SWAP=0\n" in orun._settings(orun.workload(topo, 100, 1, None), [])[0]
+    assert orun.workload(topo, None, 1, None, "mmapstream", swap_mib=64)["swap_mib"] == 64
+    assert orun.describe_workload(wl) == "memhog 1200 MiB, 2 passes, 1 thread(s) on CPU 0, 768 MiB of swap on a virtio disk"
+    args = guest.qemu_args("qemu", topo, Path("/k"), Path("/i"), Path("/s"), "tcg", Path("/d.img"), Path("/w.img"))
+    drives = [a for a in args if a.startswith("file=")]
+    assert [d.split(",")[0] for d in drives] == ["file=/d.img", "file=/w.img"]
+    args = guest.qemu_args("qemu", topo, Path("/k"), Path("/i"), Path("/s"), "tcg", None, Path("/w.img"))
+    assert [a.split(",")[0] for a in args if a.startswith("file=")] == ["file=/w.img"]
+    assert args.count("virtio-blk-pci,drive=vd1,num-queues=1") == 1
+    # --trace: the hog gets a disk for the trace (vda, DISK=1), the swap disk is then vdb; a file
+    # workload keeps its own.
+    hog = orun.workload(topo, 100, 1, "0")
+    orun.add_trace_disk(hog, 24)
+    assert (hog["disk_mib"], hog["fs"]) == (64 + 8 * 24, "ext4") and "DISK=1\n" in orun._settings(hog, [])[0]
+    assert not orun.uses_disk(hog)  # the trace's disk is not the workload's: no calibration, no twin disk
+    orun.add_trace_disk(wl, 8)
+    assert orun.uses_disk(wl) and wl["disk_mib"] == 128
+    assert orun.describe_workload(wl).endswith(", 768 MiB of swap on a virtio disk, a 128 MiB ext4 virtio disk for the trace")
+    from mmtwin.oracle import compare as ocmp
+
+    st = ocmp.twin_storage(wl)
+    assert [d["name"] for d in st["devices"]] == ["vda"] and st["swap"] == {"device": 0, "size_mib": 768}
+    assert ocmp.twin_storage(hog) is None
+    ms = orun.workload(topo, None, 2, None, "mmapstream")
+    orun.add_trace_disk(ms, 8)
+    assert ms["disk_mib"] == 2176 and "disk_for" not in ms and orun.uses_disk(ms)
+
+
+def test_calibration_parsed_and_the_twins_disk_derived() -> None:
+    """The guest's O_DIRECT writes and calibration hog give the twin's disk: its rate times F and its access
+    over F, F the guest's hog time over the twin's for the same hog on the same layout."""
+    from mmtwin.config import load_machine
+    from mmtwin.oracle import compare as ocmp
+
+    out = guest.GuestOutput(serial="", sections={
+        ("calib", "write-1m"): "directwrite: 33554432 bytes in 32 writes in 0.064000 s\n",
+        ("calib", "write-4k"): "directwrite: 1048576 bytes in 256 writes in 0.128000 s\n",
+        ("calib", "memhog"): "memhog: touched 16384 pages (64 MiB, 1 pass) with 1 threads in 0.500 s\n"})
+    cal = orun.calibration(out)
+    assert cal == {"write_1m": {"bytes": 33554432, "writes": 32, "seconds": 0.064},
+                   "write_4k": {"bytes": 1048576, "writes": 256, "seconds": 0.128},
+                   "memhog": {"pages": 16384, "seconds": 0.5}}
+    assert orun.calibration(guest.GuestOutput(serial="")) is None
+    out.sections[("calib", "write-4k")] = "filehog: directwrite: write 3 to /dev/vda: No space left on device\n"
+    with pytest.raises(MmtwinError, match="calibration is incomplete \\(write_4k: filehog: directwrite: write 3 to "
+                                          "/dev/vda: No space left on device\\)"):
+        orun.calibration(out)
+    snaps = orun.snapshots(guest.split_serial(fixture("serial.log")))
+    doc = {
+        "machine": MACHINE, "accel": "tcg",
+        "guest": {"nodes": 2, "cpus_per_node": [4, 4], "memory_mib": [1024, 1024], "distance": [[10, 31], [31, 10]]},
+        "kernel": orun.guest_info(guest.split_serial(fixture("serial.log"))), "snapshots": snaps,
+        "workload": {"kind": "memhog", "size_mib": 2400, "threads": 1, "cpus": [0], "swap_mib": 1024, "passes": 2},
+        "calibration": cal,
+    }
+    spec, disk = ocmp.twin_spec(load_machine(MACHINE), doc)
+    f = disk["calibration"]["factor"]
+    assert f == pytest.approx(0.5 / disk["calibration"]["twin_hog_s"]) and f > 1  # an emulated guest is slower
+    assert disk["bandwidth_mib_s"] == round(500 * f) and disk["access_us"] == round(500 / f)
+    st = spec["machine"]["storage"]
+    assert [(d["name"], d["size_mib"], d["bandwidth_mib_s"]) for d in st["devices"]] == [("vda", 1025, disk["bandwidth_mib_s"])]
+    assert st["swap"] == {"device": 0, "size_mib": 1024} and st["fs"]["size_mib"] == 1
+    assert spec["workload"]["passes"] == 2 and spec["workload"]["bytes"] == 2400 << 20
+    # With a file workload's disk too, the swap disk is the second one; a guest that measured nothing
+    # leaves the twin the stand-in's own figures.
+    doc["workload"] = {"kind": "mmapstream", "size_mib": 1536, "threads": 2, "cpus": [0, 1], "disk_mib": 2176,
+                       "fs": "ext4", "swap_mib": 256}
+    doc["calibration"] = None
+    spec, disk = ocmp.twin_spec(load_machine(MACHINE), doc)
+    assert [d["name"] for d in spec["machine"]["storage"]["devices"]] == ["vda", "vdb"]
+    assert spec["machine"]["storage"]["swap"] == {"device": 1, "size_mib": 256}
+    assert disk["calibration"] is None and disk["bandwidth_mib_s"] == ocmp.VIRTIO_DISK["bandwidth_mib_s"]
+
+
+def _one_node_run(pages: int, vmstat_delta: dict, workload: dict) -> dict:
+    """A real run's record on a one-node guest of 1 GiB whose `pages` all came from node 0's DMA32."""
+    numa = {k: {"delta": 0} for k in orun.NUMASTAT}
+    return {
+        "machine": MACHINE, "accel": "tcg",
+        "guest": {"nodes": 1, "cpus_per_node": [2], "memory_mib": [1024], "distance": [[10]]},
+        "kernel": {"release": "6.1.0-test"},
+        "snapshots": {"before": {"zoneinfo": []}},
+        "summary": {"numastat": {"0": {**numa, "numa_hit": {"delta": pages}}}, "pgalloc": {"dma32": pages},
+                    "vmstat_delta": vmstat_delta},
+        "workload": workload,
+    }
+
+
+def test_compare_memory_hog_under_swap_holds_only_its_faults() -> None:
+    """With swap the hog is under reclaim: one pass holds its faults (one a page) and reports the rest,
+    placement included; several passes hold nothing."""
+    from mmtwin.oracle import compare as ocmp
+
+    pages = 1200 * 256
+    doc = _one_node_run(pages, {"pgfault": pages + 2000, "pswpout": 90_000, "pgscan_kswapd": 300_000},
+                        {"kind": "memhog", "size_mib": 1200, "threads": 1, "cpus": [0], "swap_mib": 768, "passes": 1})
+    twin = {"zones": [{"node": 0, "zone": "DMA32", "numa_hit": pages // 3, "numa_miss": 0, "numa_foreign": 0,
+                       "numa_local": pages // 3, "numa_other": 0, "pgalloc": pages // 3}],
+            "vmstat_start": {}, "vmstat": {"pgfault": pages, "pswpout": 10, "pgscan_kswapd": 5}}
+    cmp = ocmp.compare(doc, twin)
+    assert [r["what"] for r in cmp["placement"]] == ["pgfault"] and cmp["placement_within"]
+    rep = {r["what"]: r for r in cmp["reported"]}
+    assert (rep["pswpout"]["real"], rep["pswpout"]["twin"]) == (90_000, 10)
+    assert rep["node 0 numa_hit"]["twin"] == pages // 3 and "pgalloc_dma32" in rep
+    twin["vmstat"]["pgfault"] = pages // 2  # a twin whose hog stopped half way is caught
+    assert not ocmp.compare(doc, twin)["placement_within"]
+    doc["workload"]["passes"] = 2
+    cmp = ocmp.compare(doc, twin)
+    assert cmp["placement"] == [] and cmp["placement_within"]
+    assert "(none: with several passes under swap" in ocmp.format_compare(doc, cmp)
 
 
 def _fake_modules(root: Path, release: str, dep: str, builtin: str = "kernel/fs/ext4/ext4.ko\n") -> None:
@@ -624,18 +767,10 @@ def test_compare_file_workload_holds_only_what_the_workload_decides() -> None:
     from mmtwin.oracle import compare as ocmp
 
     pages = 1536 * 256
-    numa = {k: {"delta": 0} for k in orun.NUMASTAT}
-    doc = {
-        "machine": MACHINE, "accel": "tcg",
-        "guest": {"nodes": 1, "cpus_per_node": [2], "memory_mib": [1024], "distance": [[10]]},
-        "kernel": {"release": "6.1.0-test"},
-        "snapshots": {"before": {"zoneinfo": []}},
-        "summary": {"numastat": {"0": {**numa, "numa_hit": {"delta": pages}}}, "pgalloc": {"dma32": pages},
-                    "vmstat_delta": {"pgfault": pages + 3000, "nr_dirtied": pages, "pgscan_kswapd": 500_000,
-                                     "allocstall_normal": 70, "allocstall_movable": 700}},
-        "workload": {"kind": "mmapstream", "size_mib": 1536, "threads": 2, "cpus": [0, 1], "disk_mib": 2176,
-                     "fs": "ext4"},
-    }
+    doc = _one_node_run(pages, {"pgfault": pages + 3000, "nr_dirtied": pages, "pgscan_kswapd": 500_000,
+                                "allocstall_normal": 70, "allocstall_movable": 700},
+                        {"kind": "mmapstream", "size_mib": 1536, "threads": 2, "cpus": [0, 1], "disk_mib": 2176,
+                         "fs": "ext4"})
     twin = {"zones": [{"node": 0, "zone": "DMA32", "numa_hit": pages // 2, "numa_miss": 0, "numa_foreign": 0,
                        "numa_local": pages // 2, "numa_other": 0, "pgalloc": pages // 2}],
             "vmstat_start": {"pgfault": 10}, "vmstat": {"pgfault": pages + 10, "nr_dirtied": pages,
@@ -851,6 +986,29 @@ def test_boot_compare_mapped_writer_on_a_virtio_disk(capsys: pytest.CaptureFixtu
     assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
     assert {r["what"] for r in cmp["reported"]} >= {"pgscan_kswapd", "pgsteal_direct", "pgpgout", "node 1 numa_miss"}
     assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # the disk image went with the run
+
+
+@requires_vm
+def test_boot_compare_memory_hog_with_swap(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                          boot_cache: Path) -> None:
+    """oracle compare --swap-mib: a 600 MiB hog in a 512 MiB guest with 384 MiB of swap on its own virtio disk;
+    both kernels swap, the hog's faults agree, and the twin's disk comes from the guest's calibration."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "512", "--size-mib", "600",
+                          "--swap-mib", "384", "--cpus", "0", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    real, twin, cmp = doc["real"], doc["twin"], doc["compare"]
+    assert real["workload"]["status"] == 0 and "touched 153600 pages (600 MiB, 1 pass)" in real["workload"]["output"]
+    during = real["snapshots"]["during"]["meminfo"]
+    assert during["SwapTotal"] > 380 * 1024 and during["SwapFree"] < during["SwapTotal"]  # the guest swapped
+    assert real["summary"]["vmstat_delta"]["pswpout"] > 10_000
+    assert twin["sim"]["oom"] is False and twin["vmstat"]["pswpout"] > 10_000
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    assert [r["what"] for r in cmp["placement"]] == ["pgfault"]
+    cal = cmp["twin_disk"]["calibration"]
+    assert cal["factor"] > 0 and cal["guest_mib_s"] > 0
+    assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # the swap image went with the run
 
 
 @requires_vm

@@ -1100,15 +1100,22 @@ _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                                 "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1) "
                                 "or fsmark (fs_mark's files written on that disk, --fsmark).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
-                        help="mmapstream, fsmark: write the guest kernel's vmscan tracepoints during the workload (ftrace text, "
-                             "read out of its disk) to FILE and count them; with compare, the twin's trace goes to "
-                             "FILE.twin and the counts are printed side by side.")
+                        help="Write the guest kernel's vmscan tracepoints during the workload (ftrace text, read out of "
+                             "its disk; the memory hog gets a 128 MiB disk for it) to FILE and count them; with compare, "
+                             "the twin's trace goes to FILE.twin and the counts are printed side by side.")
 _O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
                          help="--workload fsmark: fs_mark's command line as 'mmtwin run --fsmark' takes it (-d -D -N -n -L "
                               "-t -s -w, -S0); its processes may run on every CPU of --cpus (default: all).")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
                        help="mmapstream, fsmark: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
                             "A sparse image in the oracle's cache, formatted ext4 on the host.")
+_O_SWAP = typer.Option(None, "--swap-mib", metavar="N",
+                       help="Give the guest N MiB of swap on a virtio disk of its own (a sparse image in the oracle's "
+                            "cache; the guest's mkswap and swapon), and the twin a swap area of that size; the memory "
+                            "hog may then be larger than the guest's memory.")
+_O_PASSES = typer.Option(1, "--passes", metavar="N",
+                         help="memhog: touch the memory N times over (1..1000); with --swap-mib the later passes fault "
+                              "back in what reclaim swapped out.")
 _O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
 _O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)
 _O_ACCEL = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP)
@@ -1167,6 +1174,8 @@ def oracle_run_cmd(
     disk_mib: Optional[int] = _O_DISK,
     fsmark: Optional[str] = _O_FSMARK,
     trace: Optional[str] = _O_TRACE,
+    swap_mib: Optional[int] = _O_SWAP,
+    passes: int = _O_PASSES,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
     max_cpus: int = _O_MAX_CPUS,
@@ -1190,10 +1199,11 @@ def oracle_run_cmd(
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
-                                  timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace, fsmark=fsmark)
+                                  timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace, fsmark=fsmark,
+                                  swap_mib=swap_mib, passes=passes)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1247,6 +1257,8 @@ def oracle_compare_cmd(
     disk_mib: Optional[int] = _O_DISK,
     fsmark: Optional[str] = _O_FSMARK,
     trace: Optional[str] = _O_TRACE,
+    swap_mib: Optional[int] = _O_SWAP,
+    passes: int = _O_PASSES,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
@@ -1275,21 +1287,23 @@ def oracle_compare_cmd(
     m = _oracle_machine(machine)
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     ocmp.check_twin_sysctls(orun.parse_sysctls(sysctl))
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
-                                  disk_mib=disk_mib, trace=trace, fsmark=fsmark)
+                                  disk_mib=disk_mib, trace=trace, fsmark=fsmark, swap_mib=swap_mib, passes=passes,
+                                  calibrate=True)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")
-    spec = ocmp.twin_spec(m, doc)
+    spec, disk = ocmp.twin_spec(m, doc)
     if trace is not None:
         from mmtwin.resolve import trace_spec
 
         spec["trace"] = trace_spec(f"{trace}.twin")
     twin = strip_perf(run_spec(spec))
     cmp = ocmp.compare(doc, twin, tolerance)
+    cmp["twin_disk"] = disk
     if trace is not None:
         cmp["trace"] = ocmp.compare_traces(doc["trace"], orun.trace_summary(Path(f"{trace}.twin").read_text()),
                                            f"{trace}.twin")

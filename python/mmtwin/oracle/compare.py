@@ -39,6 +39,7 @@ writeback did, with the placement, is reported beside the twin's
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Optional
 
 from mmtwin.errors import MmtwinError
@@ -58,8 +59,8 @@ _TWIN_SYSCTLS = ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisec
                  "swappiness", "vfs_cache_pressure", "min_unmapped_ratio", "min_slab_ratio")
 # The twin's stand-in for the guest's virtio disk: QEMU serves it from the host's page cache
 # (cache=unsafe), so it has no seek; 6.1's virtio-blk has a queue of 256 and requests of up to
-# 1280 KiB, with mq-deadline. Its rate stands for nothing physical (the guest's own is emulated);
-# it only sets how fast writeback keeps up with the writers in the twin.
+# 1280 KiB, with mq-deadline. Its rate and access time are set per run from the guest's own
+# (twin_disk, below); these are what a run without the guest's calibration gets.
 VIRTIO_DISK = {"name": "vda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 200, "access_us": 100, "rpm": 0,
                "track_seek_us": 0, "full_seek_us": 0, "nr_requests": 256, "max_sectors_kib": 1280,
                "elevator": "deadline"}
@@ -68,6 +69,13 @@ VIRTIO_DISK = {"name": "vda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 20
 # and not held: the twin reclaims with its own 4.11-era model (per-zone LRU, 3.0's decisions), not
 # with 6.1's, and how much is written back before the files go depends on how long the run takes.
 FILE_HELD = {"mmapstream": ("pgfault", "nr_dirtied"), "fsmark": ("nr_dirtied",)}
+# The memory hog with --swap-mib is under reclaim: where its pages land, and how often they are swapped out
+# and back in, follow from what reclaim did, so they are reported and not held; held is the one fault per
+# page of a single pass (SWAP_HELD), the later passes' faults being as many as the pages swapped out.
+SWAP_HELD = ("pgfault",)
+SWAP_REPORTED = ("pgfault", "pgmajfault", "pswpout", "pswpin", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
+                 "pgsteal_direct", "allocstall", "pgactivate", "pgdeactivate", "pgrotated", "pgrefill",
+                 "nr_vmscan_write", "pageoutrun", "zone_reclaim_failed")
 FILE_REPORTED = ("pgfault", "pgmajfault", "pgpgout", "nr_written", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
                  "pgsteal_direct", "allocstall", "pgrotated", "pgactivate", "pgdeactivate", "nr_vmscan_write",
                  "nr_vmscan_immediate_reclaim", "slabs_scanned", "kswapd_inodesteal", "pginodesteal",
@@ -90,8 +98,9 @@ def check_twin_sysctls(settings: list[tuple[str, str]]) -> None:
                               f"as an integer {allowed} ({what})")
 
 
-def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
-    """The twin's engine specification for the real run `doc` (from oracle_run)."""
+def twin_spec(machine: Any, doc: dict[str, Any]) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """The twin's engine specification for the real run `doc` (from oracle_run), and how its disk was
+    derived from the guest's (twin_disk; None without a disk)."""
     from mmtwin.config import WorkloadParams, load_kernel
     from mmtwin.resolve import resolve_spec
 
@@ -122,7 +131,8 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
     work: Any
     kind = wl.get("kind", "memhog")
     if kind == "memhog":
-        work = WorkloadParams(size_gb=wl["size_mib"] / 1024, threads=wl["threads"], cpus=wl["cpus"])
+        work = WorkloadParams(size_gb=wl["size_mib"] / 1024, threads=wl["threads"], cpus=wl["cpus"],
+                              passes=wl.get("passes", 1))
     elif kind == "fsmark":
         from mmtwin.config import FsmarkParams
 
@@ -134,14 +144,7 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
     spec = resolve_spec(machine, load_kernel(TWIN_KERNEL), work)
     spec["machine"]["nodes"] = nodes
     spec["machine"]["distance"] = [list(row) for row in g["distance"]]
-    if kind == "memhog":
-        spec["machine"]["storage"] = None
-    else:
-        spec["machine"]["storage"] = {
-            "devices": [{**VIRTIO_DISK, "size_mib": wl["disk_mib"]}],
-            "fs": {"kind": wl["fs"], "device": 0, "size_mib": wl["disk_mib"]},
-            "swap": None,
-        }
+    spec["machine"]["storage"] = None
     k = spec["kernel"]
     k["min_free_kbytes"] = mfk
     # The twin's zone types DMA, DMA32, Normal, HighMem: the guest's first three ratios, and
@@ -154,7 +157,74 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> dict[str, Any]:
             k[name] = int(text)
     if kind in ("memhog", "mmapstream"):
         spec["workload"]["bytes"] = wl["size_mib"] << 20
-    return spec
+    from mmtwin.oracle.run import uses_disk
+
+    if uses_disk(wl):
+        disk = twin_disk(spec, doc)
+        spec["machine"]["storage"] = twin_storage(wl, disk)
+        return spec, {"bandwidth_mib_s": disk["bandwidth_mib_s"], "access_us": disk["access_us"],
+                      "calibration": disk["calibration"]}
+    return spec, None
+
+
+CALIB_HOG_MIB = 64         # the guest's calibration memory hog (initramfs.py), one thread on CPU 0
+
+
+def twin_disk(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """The twin's disk, as fast against the twin's CPUs as the guest's virtio disk was against the
+    guest's: the guest's O_DIRECT write rate (1 MiB writes) times F and its time a 4 KiB write over F,
+    where F is how much longer the guest took for its 64 MiB calibration hog than the twin takes for the
+    same hog on the same layout (an emulated guest's CPUs are many times slower than the twin's costs
+    say, while QEMU writes its disk at the host's speed). `spec`: the twin's specification for the run."""
+    cal = doc.get("calibration")
+    if not cal:
+        return {**VIRTIO_DISK, "calibration": None}
+    from mmtwin.engine import run_spec
+
+    probe = copy.deepcopy(spec)
+    probe["machine"]["storage"] = None
+    probe["workload"] = {"kind": "memhog", "bytes": CALIB_HOG_MIB << 20, "threads": 1, "stride": 4096, "passes": 1,
+                         "cpus": [0], "mems_allowed": None}
+    probe["trace"] = None
+    th = run_spec(probe)["threads"][0]
+    twin_s = th["end_s"] - th["start_s"]
+    guest_s = cal["memhog"]["seconds"]
+    if twin_s <= 0:
+        raise MmtwinError("oracle compare: the twin's calibration hog took no time; the machine preset's fault costs "
+                          "are 0")
+    factor = guest_s / twin_s
+    w1, w4 = cal["write_1m"], cal["write_4k"]
+    guest_mib_s = w1["bytes"] / w1["seconds"] / (1 << 20)
+    guest_us = w4["seconds"] * 1e6 / w4["writes"]
+    bandwidth = min(1_000_000, max(1, round(guest_mib_s * factor)))
+    access = min(1_000_000_000, max(0, round(guest_us / factor)))
+    return {**VIRTIO_DISK, "bandwidth_mib_s": bandwidth, "access_us": access,
+            "calibration": {"guest_mib_s": guest_mib_s, "guest_write_4k_us": guest_us, "guest_hog_s": guest_s,
+                            "twin_hog_s": twin_s, "factor": factor}}
+
+
+def twin_storage(wl: dict[str, Any], disk: Optional[dict[str, Any]] = None) -> Optional[dict[str, Any]]:
+    """The twin's stand-ins for the guest's virtio disks: a file workload's (vda, with its filesystem), and
+    the swap disk (the next one, or vda alone), each a `disk` (default VIRTIO_DISK). The twin's storage
+    always names a filesystem: with the swap disk alone, a 1 MiB one ahead of the swap area, which the
+    memory hog never touches."""
+    base = {k: v for k, v in (disk or VIRTIO_DISK).items() if k != "calibration"}
+    devices: list[dict[str, Any]] = []
+    fs = None
+    # A disk the guest has only for its trace is not the workload's: the twin does without it.
+    if "disk_mib" in wl and wl.get("disk_for") != "trace":
+        devices.append({**base, "size_mib": wl["disk_mib"]})
+        fs = {"kind": wl["fs"], "device": 0, "size_mib": wl["disk_mib"]}
+    swap = None
+    if wl.get("swap_mib"):
+        extra = 0 if fs is not None else 1
+        devices.append({**base, "name": f"vd{'ab'[len(devices)]}", "size_mib": wl["swap_mib"] + extra})
+        swap = {"device": len(devices) - 1, "size_mib": wl["swap_mib"]}
+        if fs is None:
+            fs = {"kind": "ext4", "device": 0, "size_mib": extra}
+    if fs is None:
+        return None
+    return {"devices": devices, "fs": fs, "swap": swap}
 
 
 def _ratio(real: float, twin: float) -> Optional[float]:
@@ -175,9 +245,15 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
             zones.append({"node": z["node"], "zone": z["zone"], "missing_in_twin": True})
             continue
         row = {"node": z["node"], "zone": z["zone"], "managed": z["managed"]}
+        # 6.1 prints each watermark with the zone's watermark boost added (min_wmark_pages() and the
+        # rest: _watermark[] + watermark_boost); a fragmenting fallback before the snapshot may have set
+        # one. The twin has no boost: compare the watermarks under it.
+        boost = z.get("boost") or 0
+        if boost:
+            row["boost"] = boost
         for key, tkey in (("min", "min"), ("low", "low"), ("high", "high")):
-            row[key] = {"real": z[key], "twin": t[tkey]}
-            exact &= z[key] == t[tkey]
+            row[key] = {"real": z[key] - boost, "twin": t[tkey]}
+            exact &= z[key] - boost == t[tkey]
         # Protection against allocations for each zone type the twin and the guest both have.
         n = len(ZONE_TYPES)
         real_p, twin_p = list(z["protection"][:n]), list(t["lowmem_reserve"][:n])
@@ -197,7 +273,15 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
     # of the hog's pages, within which counts are shown but agree by definition.
     real_numa = doc["summary"]["numastat"]
     noise = max(1000, (doc["workload"]["size_mib"] << 8) // 100)
-    file_workload = doc["workload"].get("kind", "memhog") != "memhog"
+    kind = doc["workload"].get("kind", "memhog")
+    swapping = kind == "memhog" and bool(doc["workload"].get("swap_mib"))
+    # Where the twin's own reclaim decides the outcome: the placement is reported, not held.
+    reclaim_decides = kind != "memhog" or swapping
+    if kind != "memhog":
+        held_keys, reported_keys = FILE_HELD[kind], FILE_REPORTED
+    else:
+        held_keys = SWAP_HELD if doc["workload"].get("passes", 1) == 1 else ()
+        reported_keys = SWAP_REPORTED
     rows = []
     reported: list[dict[str, Any]] = []
     within = True
@@ -213,16 +297,16 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         return tv.get(key, 0) - tv0.get(key, 0)
 
     real_delta = doc["summary"]["vmstat_delta"]
-    if file_workload:
+    if reclaim_decides:
         # Held: what the workload decides. The placement rows below go to `reported`: where a page
         # lands depends on what reclaim freed where.
-        for key in FILE_HELD[doc["workload"]["kind"]]:
+        for key in held_keys:
             real, tw = real_delta.get(key, 0), twin_delta(key)
             ok = agrees(real, tw)
             within &= ok
             rows.append({"what": key, "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
-        for key in FILE_REPORTED:
-            if key in FILE_HELD[doc["workload"]["kind"]]:
+        for key in reported_keys:
+            if key in held_keys:
                 continue
             if key == "allocstall":
                 real = sum(v for k, v in real_delta.items() if k.startswith("allocstall"))
@@ -235,7 +319,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         for key in PLACEMENT:
             real = real_numa[node][key]["delta"]
             tw = sum(z[_TWIN_NUMA[key]] for z in twin["zones"] if z["node"] == int(node))
-            if file_workload:
+            if reclaim_decides:
                 reported.append({"what": f"node {node} {key}", "real": real, "twin": tw, "ratio": _ratio(real, tw)})
                 continue
             ok = agrees(real, tw)
@@ -248,7 +332,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
             continue
         real = real_pgalloc[key]
         tw = sum(z["pgalloc"] for z in twin["zones"] if z["zone"] == TWIN_ZONE[ztype])
-        if file_workload:
+        if reclaim_decides:
             reported.append({"what": f"pgalloc_{key}", "real": real, "twin": tw, "ratio": _ratio(real, tw)})
             continue
         ok = agrees(real, tw)
@@ -256,7 +340,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         rows.append({"what": f"pgalloc_{key}", "real": real, "twin": tw, "ratio": _ratio(real, tw), "ok": ok})
     # Page faults: the hog's one per page, and the guest's own.
     real_faults = real_delta.get("pgfault")
-    if real_faults is not None and not file_workload:
+    if real_faults is not None and not reclaim_decides:
         tw = twin_delta("pgfault")
         ok = agrees(real_faults, tw)
         within &= ok
@@ -306,9 +390,23 @@ def format_compare(doc: dict[str, Any], cmp: dict[str, Any]) -> str:
         lines.append(f"  node {z['node']} {z['zone']:<8} {z['managed']:>10} {pair('min'):>15} {pair('low'):>15} "
                      f"{pair('high'):>15} {pcp:>25}  ({', '.join(map(str, z['protection']['real']))}) | "
                      f"({', '.join(map(str, z['protection']['twin']))})")
+    disk = cmp.get("twin_disk")
+    if disk:
+        cal = disk["calibration"]
+        lines.append("")
+        if cal:
+            lines.append(f"twin's disk: {disk['bandwidth_mib_s']} MiB/s, {disk['access_us']} us a request = the guest's "
+                         f"virtio disk ({cal['guest_mib_s']:.0f} MiB/s in 1 MiB O_DIRECT writes, {cal['guest_write_4k_us']:.0f} us "
+                         f"a 4 KiB one) with its times divided by {cal['factor']:.2f}, the guest's time for a 64 MiB hog "
+                         f"({cal['guest_hog_s']:.3f} s) over the twin's ({cal['twin_hog_s']:.3f} s)")
+        else:
+            lines.append(f"twin's disk: {disk['bandwidth_mib_s']} MiB/s, {disk['access_us']} us a request (the guest "
+                         "measured nothing: a run without calibration)")
     lines.append("")
     held = "held (change over the workload)" if cmp.get("reported") else "placement (change over the workload)"
     lines.append(f"{held:<44}real         twin   twin/real")
+    if not cmp["placement"]:
+        lines.append("  (none: with several passes under swap, every count follows from what reclaim did)")
     for r in cmp["placement"]:
         if r["real"] == 0 and r["twin"] == 0:
             continue

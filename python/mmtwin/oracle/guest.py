@@ -209,9 +209,10 @@ def choose_accel(accel: str) -> str:
 
 
 def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial: Path, accel: str,
-              disk: Optional[Path] = None) -> list[str]:
+              disk: Optional[Path] = None, swap: Optional[Path] = None) -> list[str]:
     """The QEMU command line for `topo`: one RAM backend per node, the CPUs of each node, the SLIT;
-    with `disk`, that raw image as a virtio-blk disk (/dev/vda in the guest)."""
+    with `disk`, that raw image as a virtio-blk disk (/dev/vda in the guest); with `swap`, that one
+    as the next (/dev/vdb, or /dev/vda without `disk`: PCI slots go in command-line order)."""
     args = [
         qemu, "-machine", "pc", "-accel", accel, "-cpu", "max" if accel == "tcg" else "host,-arch-capabilities",
         "-m", f"{topo.total_mib}M", "-smp", str(topo.total_cpus),
@@ -237,6 +238,9 @@ def qemu_args(qemu: str, topo: GuestTopology, kernel: Path, initrd: Path, serial
         # as for any single-queue disk, where with several it would pick none.
         args += ["-drive", f"file={disk},format=raw,if=none,id=vd0,cache=unsafe,discard=unmap",
                  "-device", "virtio-blk-pci,drive=vd0,num-queues=1"]
+    if swap is not None:
+        args += ["-drive", f"file={swap},format=raw,if=none,id=vd1,cache=unsafe,discard=unmap",
+                 "-device", "virtio-blk-pci,drive=vd1,num-queues=1"]
     return args
 
 
@@ -284,6 +288,23 @@ def read_from_disk(image: Path, name: str, out: Path) -> None:
     if proc.returncode != 0 or not out.is_file():
         said = " ".join((proc.stderr.strip() or "no message").split())
         raise MmtwinError(f"oracle: cannot read {name} from the guest's disk image: {said[-300:]}")
+
+
+def make_swap_disk(path: Path, size_mib: int, besides_mib: int = 0) -> None:
+    """A sparse raw image of `size_mib` MiB for swap (the guest's mkswap writes its header), in a
+    directory that also holds `besides_mib` MiB of another disk image."""
+    try:
+        free_mib = shutil.disk_usage(path.parent).free >> 20
+    except OSError:
+        free_mib = None
+    if free_mib is not None and free_mib < size_mib + besides_mib + 64:
+        raise MmtwinError(f"--swap-mib: {size_mib} is not allowed here; the oracle's cache directory {path.parent} "
+                          f"has {free_mib} MiB free and the guest may swap that much")
+    try:
+        with open(path, "wb") as fh:
+            fh.truncate(size_mib << 20)
+    except OSError as exc:
+        raise MmtwinError(f"oracle: cannot create the swap disk image {path}: {exc.strerror}") from None
 
 
 def make_disk(path: Path, size_mib: int) -> None:
@@ -469,12 +490,14 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
 
 
 def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
-         timeout: float = 300.0, disk_mib: Optional[int] = None,
+         timeout: float = 300.0, disk_mib: Optional[int] = None, swap_mib: Optional[int] = None,
          fetch: Optional[tuple[str, Path]] = None) -> BootResult:
     """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it.
     With `disk_mib`, the guest also gets a virtio disk of that size with a fresh ext4 filesystem and
-    the kernel's virtio modules (the conf must say DISK=1 for /init to mount it). With `fetch`
-    (name, host path), the file the guest left at the disk's root under that name is copied out."""
+    the kernel's virtio modules (the conf must say DISK=1 for /init to mount it); with `swap_mib`, a
+    virtio disk of that size for swap (SWAP=1: /init makes it a swap area and switches it on). With
+    `fetch` (name, host path), the file the guest left at the disk's root under that name is copied out.
+    The disk images are deleted whatever happens."""
     if not (math.isfinite(timeout) and 0 < timeout <= 86400):
         raise MmtwinError(f"--timeout: {timeout:g} is not allowed; expected seconds, more than 0 and at most 86400")
     qemu = find_qemu()
@@ -496,13 +519,18 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
     work.mkdir(parents=True)
     keep = False
     disk: Optional[Path] = None
+    swap: Optional[Path] = None
     try:
         initrd = work / "initrd.cpio"
         extra = b""
-        if disk_mib is not None:
+        if disk_mib is not None or swap_mib is not None:
             extra = initramfs.modules_archive(initramfs.kernel_release(image))
+        if disk_mib is not None:
             disk = work / "disk.img"
             make_disk(disk, disk_mib)
+        if swap_mib is not None:
+            swap = work / "swap.img"
+            make_swap_disk(swap, swap_mib, disk_mib or 0)
         try:
             initrd.write_bytes(base.read_bytes() + initramfs.settings_archive(conf, sysctl) + extra)
         except OSError as exc:
@@ -512,7 +540,7 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
         errlog = work / "qemu.err"
         while True:
             serial.write_bytes(b"")
-            args = qemu_args(qemu, topo, image, initrd, serial, chosen, disk)
+            args = qemu_args(qemu, topo, image, initrd, serial, chosen, disk, swap)
             try:
                 rc, wall = _run_qemu(args, serial, errlog, timeout, KVM_PROBE_S if chosen == "kvm" else None)
             except _KvmStuck:
@@ -563,9 +591,11 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
-        elif disk is not None:
-            # A failed run keeps its serial log, never the (possibly large) disk image.
-            disk.unlink(missing_ok=True)
+        else:
+            # A failed run keeps its serial log, never the (possibly large) disk images.
+            for image_file in (disk, swap):
+                if image_file is not None:
+                    image_file.unlink(missing_ok=True)
 
 
 def _live_runs(path: Path) -> list[str]:

@@ -40,8 +40,11 @@ WORKLOAD=memhog
 HOG_MIB=0
 HOG_THREADS=1
 HOG_CPUS=0
+HOG_PASSES=1
 FSMARK_ARGS=
 DISK=0
+SWAP=0
+CALIBRATE=0
 TRACE=0
 WMARK_RECOMPUTE=0
 [ -f /oracle.conf ] && . /oracle.conf
@@ -93,20 +96,57 @@ for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.wa
   f=/proc/sys/$(echo "$key" | tr . /)
   [ -f "$f" ] && say VALUE "$key" "$(cat $f | tr '\t\n' '  ')"
 done
-# A file workload's disk: the virtio modules (from the third archive, in load order), then the
-# ext4 filesystem the host made on it, mounted at /mnt.
-if [ "$DISK" = 1 ]; then
+# The virtio disks: a file workload's (vda, the ext4 filesystem the host made on it, mounted at
+# /mnt) and the swap disk (after it: vdb, or vda alone), made a swap area here and switched on.
+# The virtio modules come from the third archive, in load order.
+wait_disk() {
+  i=0
+  while [ ! -b "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+}
+# oracle compare: how fast this guest's virtio disk takes writes (O_DIRECT, so no page cache: 32 MiB in
+# 1 MiB writes, 256 writes of 4 KiB), written to $1 (the raw swap disk before mkswap, or a file on the
+# data disk), for the twin's disk to be as fast against the twin's CPUs as this one is against the
+# guest's (docs/oracle.md, "The twin's disk").
+calibrate_disk() {
+  say BEGIN calib write-1m
+  /bin/filehog directwrite "$1" 33554432 1048576 2>&1
+  say END calib write-1m
+  say BEGIN calib write-4k
+  /bin/filehog directwrite "$1" 1048576 4096 2>&1
+  say END calib write-4k
+}
+if [ "$DISK" = 1 ] || [ "$SWAP" = 1 ]; then
   for m in $(cat /modules/load); do
     insmod /modules/$m || { say ERROR disk the kernel refused module $m; HOG_MIB=0; TRACE=0; }
   done
-  i=0
-  while [ ! -b /dev/vda ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+fi
+if [ "$DISK" = 1 ]; then
+  wait_disk /dev/vda
   mkdir -p /mnt
   # Without its disk the workload does not run: its files would land in the guest's memory.
   mount -t ext4 /dev/vda /mnt || { say ERROR disk cannot mount /dev/vda as ext4; HOG_MIB=0; TRACE=0; }
 fi
-snapshot before
-# --trace: the kernel's vmscan tracepoints during the workload, into a 2 MiB buffer per CPU.
+if [ "$SWAP" = 1 ]; then
+  S=/dev/vda
+  [ "$DISK" = 1 ] && S=/dev/vdb
+  wait_disk $S
+  [ "$CALIBRATE" = 1 ] && calibrate_disk $S
+  # Without its swap the hog does not run: it would meet the OOM killer instead.
+  { mkswap $S >/dev/null && swapon $S; } || { say ERROR swap cannot make or switch on a swap area on $S; HOG_MIB=0; }
+fi
+if [ "$CALIBRATE" = 1 ] && [ "$SWAP" != 1 ] && [ "$DISK" = 1 ] && [ "$HOG_MIB" -gt 0 ]; then
+  calibrate_disk /mnt/mmtwin-calib
+  rm -f /mnt/mmtwin-calib
+fi
+# ... and how fast its CPU faults: a 64 MiB memory hog on CPU 0, which the twin runs too.
+if [ "$CALIBRATE" = 1 ]; then
+  say BEGIN calib memhog
+  /bin/memhog 64 1 0 1
+  say END calib memhog
+fi
+# --trace: the kernel's vmscan tracepoints during the workload, into a 2 MiB buffer per CPU. The
+# buffers are allocated before the "before" snapshot (their pages on each CPU's node would count in the
+# workload's placement), the tracing switched on after it.
 T=/sys/kernel/tracing
 if [ "$TRACE" = 1 ]; then
   mount -t tracefs nodev $T || say ERROR trace cannot mount tracefs
@@ -114,12 +154,13 @@ if [ "$TRACE" = 1 ]; then
   echo 2048 > $T/buffer_size_kb || say ERROR trace the kernel refused a 2048 KiB trace buffer
   echo > $T/trace
   echo 1 > $T/events/vmscan/enable || say ERROR trace the kernel has no vmscan tracepoints
-  echo 1 > $T/tracing_on
 fi
+snapshot before
+[ "$TRACE" = 1 ] && echo 1 > $T/tracing_on
 if [ "$HOG_MIB" -gt 0 ]; then
   say BEGIN run workload
   if [ "$WORKLOAD" = memhog ]; then
-    /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
+    /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "$HOG_PASSES" "/bin/sh /snapshot.sh during"
   elif [ "$WORKLOAD" = fsmark ]; then
     /bin/filehog fsmark /mnt "$HOG_THREADS" "$HOG_CPUS" $FSMARK_ARGS "/bin/sh /snapshot.sh during"
   else
@@ -209,8 +250,8 @@ def kernel_release(image: Path) -> str:
     """The release of a kernel image named as Debian installs it (/boot/vmlinuz-RELEASE)."""
     name = image.resolve().name
     if not name.startswith("vmlinuz-") or len(name) == len("vmlinuz-"):
-        raise MmtwinError(f"--kernel: {str(image)!r}: a file workload needs the kernel's modules, found by the "
-                          "release in the image's name; expected /boot/vmlinuz-RELEASE")
+        raise MmtwinError(f"--kernel: {str(image)!r}: a virtio disk (a file workload's, or --swap-mib) needs the "
+                          "kernel's modules, found by the release in the image's name; expected /boot/vmlinuz-RELEASE")
     return name[len("vmlinuz-"):]
 
 
@@ -224,7 +265,7 @@ def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
     try:
         text = dep_file.read_text()
     except OSError:
-        raise MmtwinError(f"oracle: a file workload needs the guest kernel's modules and {dep_file} is missing; "
+        raise MmtwinError(f"oracle: a virtio disk needs the guest kernel's modules and {dep_file} is missing; "
                           f"{hint}") from None
     deps: dict[str, list[str]] = {}
     by_name: dict[str, str] = {}
@@ -259,8 +300,8 @@ def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
         if name not in by_name and name in OPTIONAL_MODULES:
             continue
         if name not in by_name:
-            raise MmtwinError(f"oracle: the guest kernel {release} has no module {name} (needed for the virtio disk "
-                              f"of a file workload) in {dep_file}; {hint}")
+            raise MmtwinError(f"oracle: the guest kernel {release} has no module {name} (needed for the guest's "
+                              f"virtio disks) in {dep_file}; {hint}")
         visit(by_name[name])
     for path in order:
         if not path.endswith(".ko"):

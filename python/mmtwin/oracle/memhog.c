@@ -1,14 +1,16 @@
 /*
  * memhog: the guest-side workload of `mmtwin oracle run`.
  *
- *   memhog MIB THREADS CPULIST [COMMAND]
+ *   memhog MIB THREADS CPULIST PASSES [COMMAND]
  *
  * Splits MIB mebibytes evenly over THREADS threads. Thread i binds itself
  * to the i-th CPU of CPULIST (comma-separated ids) with sched_setaffinity,
  * maps its share of anonymous private memory and writes one byte into each
  * 4 KiB page, so each page is faulted in (and allocated) by a thread
  * running on its CPU: the kernel's default local allocation policy picks
- * that CPU's node first. When every thread has finished, one line goes to
+ * that CPU's node first. It does so PASSES times over its share, in the
+ * same order each time; with swap, a later pass faults back in the pages
+ * reclaim swapped out meanwhile. When every thread has finished, one line goes to
  * stdout; then, if COMMAND is given, it runs under /bin/sh -c while the
  * memory is still held (the oracle takes its "during" snapshot there), and
  * the process exits, which frees the memory again.
@@ -38,6 +40,7 @@ struct job {
 	int index;
 	int cpu;
 	size_t bytes;
+	int passes;
 	size_t pages_touched;
 	int failed;
 };
@@ -48,6 +51,7 @@ static void *hog(void *arg)
 	cpu_set_t set;
 	unsigned char *area;
 	size_t off;
+	int pass;
 
 	CPU_ZERO(&set);
 	CPU_SET(job->cpu, &set);
@@ -67,9 +71,11 @@ static void *hog(void *arg)
 		job->failed = 1;
 		return NULL;
 	}
-	for (off = 0; off < job->bytes; off += PAGE) {
-		area[off] = (unsigned char)(off / PAGE);
-		job->pages_touched++;
+	for (pass = 0; pass < job->passes; pass++) {
+		for (off = 0; off < job->bytes; off += PAGE) {
+			area[off] = (unsigned char)(off / PAGE + pass);
+			job->pages_touched++;
+		}
 	}
 	return NULL;
 }
@@ -82,18 +88,23 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	unsigned long mib;
 	size_t total_pages, touched = 0;
-	int threads, ncpus, i, failed = 0;
+	int threads, ncpus, passes, i, failed = 0;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: memhog MIB THREADS CPULIST [COMMAND]\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: memhog MIB THREADS CPULIST PASSES [COMMAND]\n");
 		return 2;
 	}
 	mib = strtoul(argv[1], NULL, 10);
 	threads = atoi(argv[2]);
 	ncpus = parse_cpus(argv[3], cpus, MAX_THREADS);
+	passes = atoi(argv[4]);
 	if (threads < 1 || threads > MAX_THREADS || ncpus != threads) {
 		fprintf(stderr, "memhog: need 1..%d threads and one cpu per thread\n",
 			MAX_THREADS);
+		return 2;
+	}
+	if (passes < 1 || passes > 1000) {
+		fprintf(stderr, "memhog: need 1..1000 passes\n");
 		return 2;
 	}
 	total_pages = mib * (1024 * 1024 / PAGE);
@@ -105,6 +116,7 @@ int main(int argc, char **argv)
 		jobs[i].index = i;
 		jobs[i].cpu = cpus[i];
 		jobs[i].bytes = pages * PAGE;
+		jobs[i].passes = passes;
 		if (pthread_create(&tids[i], NULL, hog, &jobs[i]) != 0) {
 			fprintf(stderr, "memhog: cannot start thread %d\n", i);
 			return 1;
@@ -116,11 +128,11 @@ int main(int argc, char **argv)
 		failed |= jobs[i].failed;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("memhog: touched %zu pages (%lu MiB) with %d threads in %.3f s\n",
-	       touched, mib, threads,
+	printf("memhog: touched %zu pages (%lu MiB, %d pass%s) with %d threads in %.3f s\n",
+	       touched, mib, passes, passes == 1 ? "" : "es", threads,
 	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	fflush(stdout);
-	if (argc == 5 && run_command("memhog", argv[4]) != 0)
+	if (argc == 6 && run_command("memhog", argv[5]) != 0)
 		failed = 1;
 	return failed ? 1 : 0;
 }

@@ -22,6 +22,8 @@ VMSTAT_DELTAS = (
     "pgpgin", "pgpgout", "nr_dirtied", "nr_written", "pgdeactivate", "pgrotated", "pgscan_file", "pgsteal_file",
     "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "slabs_scanned", "kswapd_inodesteal", "pginodesteal",
     "workingset_refault_file", "workingset_activate_file",
+    # anonymous pages under reclaim, with --swap-mib
+    "pgscan_anon", "pgsteal_anon", "swap_ra", "swap_ra_hit", "workingset_refault_anon", "pgrefill", "pageoutrun",
 )
 # What the guest runs: the memory hog (anonymous memory), or a file workload on a virtio disk with
 # ext4 (filehog.c; the twin's workload of the same name).
@@ -31,6 +33,12 @@ FILE_WORKLOADS = ("mmapstream", "fsmark")
 FSMARK_FIELDS = ("dirs", "subdirs", "files_per_subdir", "files", "iterations", "file_bytes", "write_bytes")
 MIN_DISK_MIB = 64
 MAX_DISK_MIB = 1 << 20
+# --swap-mib: the swap disk's size (a swap area takes its whole disk; oracle compare first writes
+# 32 MiB to it to time the disk, initramfs.py).
+MIN_SWAP_MIB = 64
+MAX_SWAP_MIB = 1 << 20
+# --passes: as the twin's memory hog takes them.
+MAX_PASSES = 1000
 # The largest file workload whose default disk (the files, a quarter more and 256 MiB) fits MAX_DISK_MIB.
 MAX_FILE_MIB = (MAX_DISK_MIB - 256) * 4 // 5
 HEADROOM_MIB = 192          # what the guest kernel and its tmpfs root keep for themselves, roughly
@@ -92,10 +100,28 @@ def fsmark_settings(text: Optional[str], size_mib: Optional[int], threads: int) 
 
 
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
-             kind: str = "memhog", disk_mib: Optional[int] = None, fsmark: Optional[str] = None) -> dict[str, Any]:
+             kind: str = "memhog", disk_mib: Optional[int] = None, fsmark: Optional[str] = None,
+             swap_mib: Optional[int] = None, passes: int = 1) -> dict[str, Any]:
     """The workload's settings, checked against the guest."""
     if kind not in WORKLOADS:
         raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of {', '.join(WORKLOADS)}")
+    if swap_mib is not None and not MIN_SWAP_MIB <= swap_mib <= MAX_SWAP_MIB:
+        raise MmtwinError(f"--swap-mib: {swap_mib} is not allowed; expected {MIN_SWAP_MIB} to {MAX_SWAP_MIB} MiB")
+    if kind != "memhog" and passes != 1:
+        raise MmtwinError(f"--passes: {passes} is not allowed with --workload {kind}; only the memory hog makes "
+                          "several passes")
+    if not 1 <= passes <= MAX_PASSES:
+        raise MmtwinError(f"--passes: {passes} is not allowed; expected 1 to {MAX_PASSES}")
+    wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib)
+    if swap_mib is not None:
+        wl["swap_mib"] = swap_mib
+    if kind == "memhog":
+        wl["passes"] = passes
+    return wl
+
+
+def _workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
+              kind: str, disk_mib: Optional[int], fsmark: Optional[str], swap_mib: Optional[int]) -> dict[str, Any]:
     if kind == "memhog" and disk_mib is not None:
         raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with the memhog workload, which uses no disk; "
                           f"give --workload {FILE_WORKLOADS[0]}")
@@ -112,10 +138,16 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
         raise MmtwinError(f"--size-mib: {size_mib} is not allowed; a file workload writes at most {MAX_FILE_MIB} MiB "
                           f"(its disk is at most {MAX_DISK_MIB} MiB)")
     limit = topo.total_mib - HEADROOM_MIB
-    if kind == "memhog" and size_mib > limit:
+    if kind == "memhog" and swap_mib is None and size_mib > limit:
         raise MmtwinError(
             f"--size-mib: {size_mib} is not allowed; the {topo.total_mib} MiB guest has no swap, so the hog must be "
-            f"at most {limit} MiB (guest memory less {HEADROOM_MIB} MiB for the guest kernel)"
+            f"at most {limit} MiB (guest memory less {HEADROOM_MIB} MiB for the guest kernel; --swap-mib gives it swap)"
+        )
+    if kind == "memhog" and swap_mib is not None and size_mib > limit + swap_mib:
+        raise MmtwinError(
+            f"--size-mib: {size_mib} is not allowed; with {swap_mib} MiB of swap the {topo.total_mib} MiB guest holds "
+            f"a hog of at most {limit + swap_mib} MiB (guest memory less {HEADROOM_MIB} MiB for the guest kernel, "
+            "plus the swap)"
         )
     if threads < 1:
         raise MmtwinError(f"--threads: {threads} is not allowed; expected at least 1")
@@ -160,6 +192,36 @@ def snapshots(out: guest.GuestOutput) -> dict[str, Any]:
         snap["numastat"] = {str(n): procfs.parse_counters(sec[f"numastat-node{n}"]) for n in nodes}
         result[phase] = snap
     return result
+
+
+_WRITE_LINE = re.compile(r"^directwrite: (\d+) bytes in (\d+) writes in ([0-9.]+) s$")
+_HOG_LINE = re.compile(r"^memhog: touched (\d+) pages .* in ([0-9.]+) s$")
+
+
+def calibration(out: guest.GuestOutput) -> Optional[dict[str, Any]]:
+    """The guest's own speeds (CALIBRATE=1): its virtio disk's O_DIRECT writes, 1 MiB and 4 KiB at a time,
+    and a 64 MiB memory hog's faults; None when the guest did not measure them."""
+    sec = {name: text for (ph, name), text in out.sections.items() if ph == "calib"}
+    if not sec:
+        return None
+    got: dict[str, Any] = {}
+    for name, key in (("write-1m", "write_1m"), ("write-4k", "write_4k")):
+        for line in sec.get(name, "").splitlines():
+            m = _WRITE_LINE.match(line.strip())
+            if m:
+                got[key] = {"bytes": int(m.group(1)), "writes": int(m.group(2)), "seconds": float(m.group(3))}
+    for line in sec.get("memhog", "").splitlines():
+        m = _HOG_LINE.match(line.strip())
+        if m:
+            got["memhog"] = {"pages": int(m.group(1)), "seconds": float(m.group(2))}
+    missing = [k for k in ("write_1m", "write_4k", "memhog") if k not in got]
+    if missing:
+        name = {"write_1m": "write-1m", "write_4k": "write-4k", "memhog": "memhog"}[missing[0]]
+        said = (sec.get(name, "").strip().splitlines() or ["no output"])[-1][:200]
+        raise MmtwinError(f"oracle: the guest's calibration is incomplete ({missing[0]}: {said})")
+    if min(got[k]["seconds"] for k in got) <= 0:
+        raise MmtwinError("oracle: the guest's calibration measured a time of 0 s (its clock is too coarse); run again")
+    return got
 
 
 def guest_info(out: guest.GuestOutput) -> dict[str, Any]:
@@ -217,15 +279,32 @@ TRACE_FILE = "mmtwin-trace.txt"      # where the guest leaves its trace, at the 
 _TRACE_LINE = re.compile(r"^\s*\S.*?-\d+\s+\[\d+\]\s+(?:\S+\s+)?\d+\.\d+:\s+([a-z0-9_]+):")
 
 
+# The memory hog's guest gets a small ext4 disk of its own for --trace (a file workload writes its trace
+# to its own disk): ext4's own 64 MiB and 8 MiB a CPU, room for the text of a full 2 MiB buffer per CPU.
+TRACE_DISK_BASE_MIB = 64
+TRACE_DISK_MIB_PER_CPU = 8
+
+
+def add_trace_disk(wl: dict[str, Any], cpus: int) -> None:
+    """A workload without a disk of its own (the memory hog) gets one for its trace, on a guest of `cpus` CPUs."""
+    if "disk_mib" not in wl:
+        wl.update(disk_mib=TRACE_DISK_BASE_MIB + TRACE_DISK_MIB_PER_CPU * cpus, fs="ext4", disk_for="trace")
+
+
+def uses_disk(wl: dict[str, Any]) -> bool:
+    """Does the workload itself use a virtio disk (its files, or swap), not only one for its trace?"""
+    return "swap_mib" in wl or ("disk_mib" in wl and wl.get("disk_for") != "trace")
+
+
 def check_trace(path: Optional[str], wl: Optional[dict[str, Any]]) -> Optional[Path]:
-    """--trace FILE: a file workload's guest traces its vmscan events to its disk; FILE must be writable."""
+    """--trace FILE: the guest traces its vmscan events to its disk (the memory hog gets one for it);
+    FILE must be writable."""
     if path is None:
         return None
     if not path:
         raise MmtwinError("--trace: '' is not allowed; expected a file path")
-    if wl is None or wl["kind"] not in FILE_WORKLOADS:
-        raise MmtwinError(f"--trace: {path!r} is not allowed with the memhog workload; the guest writes its trace to "
-                          f"its disk, which only a file workload has (--workload {FILE_WORKLOADS[0]})")
+    if wl is None:
+        raise MmtwinError(f"--trace: {path!r} is not allowed without a workload")
     out = Path(path)
     if out.is_dir():
         raise MmtwinError(f"--trace: {path!r} is a directory; expected a file path")
@@ -298,7 +377,8 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
         conf = "HOG_MIB=0\n"
     else:
         conf = (f"WORKLOAD={wl['kind']}\nHOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\n"
-                f"HOG_CPUS={','.join(map(str, wl['cpus']))}\nDISK={int('disk_mib' in wl)}\n")
+                f"HOG_CPUS={','.join(map(str, wl['cpus']))}\nHOG_PASSES={wl.get('passes', 1)}\n"
+                f"DISK={int('disk_mib' in wl)}\nSWAP={int('swap_mib' in wl)}\n")
         if wl["kind"] == "fsmark":
             conf += f"FSMARK_ARGS='{' '.join(str(wl['fsmark'][f]) for f in FSMARK_FIELDS)}'\n"
     return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
@@ -309,20 +389,26 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                cpus: Optional[str] = None, sysctls: Optional[Sequence[str]] = None, kernel: Optional[str] = None,
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
                extra_conf: str = "", kind: str = "memhog", disk_mib: Optional[int] = None,
-               trace: Optional[str] = None, fsmark: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
+               trace: Optional[str] = None, fsmark: Optional[str] = None, swap_mib: Optional[int] = None,
+               passes: int = 1, calibrate: bool = False) -> tuple[dict[str, Any], guest.BootResult]:
     """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
     `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE); `trace`, a
-    file the guest's vmscan trace of a file workload is written to."""
+    file the guest's vmscan trace of a file workload is written to; `calibrate`: a workload with a
+    virtio disk (files or swap) first measures the guest's disk and fault speeds (doc["calibration"])."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
-    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark) if workload_on else None
+    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, passes) if workload_on else None
     trace_out = check_trace(trace, wl)
+    if trace_out is not None and wl is not None:
+        add_trace_disk(wl, topo.total_cpus)
     conf, sysctl_text = _settings(wl, settings)
     conf += extra_conf
     if trace_out is not None:
         conf += "TRACE=1\n"
+    if calibrate and wl is not None and uses_disk(wl):
+        conf += "CALIBRATE=1\n"
     result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout,
-                        disk_mib=wl.get("disk_mib") if wl else None,
+                        disk_mib=wl.get("disk_mib") if wl else None, swap_mib=wl.get("swap_mib") if wl else None,
                         fetch=(TRACE_FILE, trace_out) if trace_out is not None else None)
     out = result.output
     if out.errors:
@@ -331,6 +417,8 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
             raise MmtwinError(f"oracle: the guest could not use its disk: {first[len('disk '):]}")
         if first.startswith("trace "):
             raise MmtwinError(f"--trace: the guest could not trace: {first[len('trace '):]}")
+        if first.startswith("swap "):
+            raise MmtwinError(f"--swap-mib: the guest could not use its swap disk: {first[len('swap '):]}")
         raise MmtwinError(f"--sysctl: the guest kernel said: {first}")
     if wl is not None and out.status.get("workload") != 0:
         status = out.status.get("workload")
@@ -364,6 +452,7 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
         "workload": None,
         "snapshots": snaps,
         "summary": summarize(snaps),
+        "calibration": calibration(out),
     }
     if wl is not None:
         printed = out.sections.get(("run", "workload"), "").strip()
@@ -381,9 +470,17 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
 
 
 def describe_workload(wl: dict[str, Any]) -> str:
+    swap = f", {wl['swap_mib']} MiB of swap on a virtio disk" if wl.get("swap_mib") else ""
+    trace = f", a {wl['disk_mib']} MiB ext4 virtio disk for the trace" if wl.get("disk_for") == "trace" else ""
+    return _describe(wl) + swap + trace
+
+
+def _describe(wl: dict[str, Any]) -> str:
     cpus = ",".join(map(str, wl["cpus"]))
     if wl.get("kind", "memhog") == "memhog":
-        return f"memhog {wl['size_mib']} MiB, {wl['threads']} thread(s) on CPU {cpus}"
+        passes = wl.get("passes", 1)
+        times = f", {passes} passes" if passes > 1 else ""
+        return f"memhog {wl['size_mib']} MiB{times}, {wl['threads']} thread(s) on CPU {cpus}"
     if wl["kind"] == "fsmark":
         f = wl["fsmark"]
         return (f"fsmark -d x {f['dirs']} -D {f['subdirs']} -N {f['files_per_subdir']} -n {f['files']} "
