@@ -413,7 +413,7 @@ def test_a_machine_over_the_engines_cache_model_bound_is_refused(fixture_presets
     big = m.model_copy(update={"topology": topo})
     with pytest.raises(MmtwinError) as info:
         resolve_spec(big, config.load_kernel("test-base"), WorkloadParams(size_gb=0.001, threads=1))
-    assert info.value.message == ("machine tiny-numa: 4096 CPUs x 1078275 cache lines take 34358 MiB of the engine's cache "
+    assert info.value.message == ("machine tiny-numa: 4096 CPUs x 1078275 cache lines take 34366 MiB of the engine's cache "
                                   "model; at most 1024 MiB (fewer CPUs, nodes or zones)")
     # The same count as the engine's Spec::cache_lines_bound (crates/mmtwin-core/tests/engine.rs, the_cache_model_is_bounded).
     node = {"cpus": 16, "zones": [{"name": "NORMAL", "present_pages": 64}]}

@@ -487,8 +487,9 @@ def trace_spec(path: str | None, events: Sequence[str] | None = None) -> dict[st
 MAX_FILES_KEPT = 2**24
 # The engine's bound on its cache model (spec.rs CACHE_MODEL_BUDGET, cost.rs CacheModel::bytes_per_line).
 CACHE_MODEL_BUDGET = 2**30
-# Bytes of one line's recent transactions at its home (mm.rs LockHolds: 8 intervals of two u64).
-_LINE_HOLDS_BYTES = 128
+# Bytes of one line's recent transactions at its home (mm.rs LockHolds: 8 intervals of two u64 and
+# the latest end).
+_LINE_HOLDS_BYTES = 136
 
 
 def faulting_processes(wspec: dict[str, Any]) -> int:
