@@ -285,6 +285,12 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["--swap-mib", "32"], "--swap-mib: 32 is not allowed; expected 64 to 1048576 MiB"),
         (["--passes", "0"], "--passes: 0 is not allowed; expected 1 to 1000"),
         (["--passes", "1001"], "--passes: 1001 is not allowed; expected 1 to 1000"),
+        (["--fs", "btrfs", "-w", "mmapstream"], "--fs: 'btrfs' is not allowed; expected one of ext4, xfs"),
+        (["--fs", "xfs"], "--fs: xfs is not allowed with the memhog workload, which writes no files"),
+        (["--fs", "xfs", "-w", "mmapstream", "--disk-mib", "200", "--size-mib", "10"],
+         "--disk-mib: 200 is not allowed with --fs xfs; mkfs.xfs makes filesystems of 300 MiB or more"),
+        (["--fs", "xfs", "-w", "mmapstream", "--trace", "/tmp/t.txt"],
+         "--trace: '/tmp/t.txt' is not allowed with --fs xfs; the host reads the trace out of an ext4 disk"),
         (["-w", "mmapstream", "--passes", "2"],
          "--passes: 2 is not allowed with --workload mmapstream; only the memory hog makes several passes"),
         (["--threads", "9"], "--threads: 9 is not allowed; the guest has 8 CPUs and each thread gets its own"),
@@ -514,7 +520,11 @@ def test_file_workload_settings() -> None:
     # Larger than the guest is the point of a file workload; the memory hog may not be.
     assert orun.workload(topo, 3000, 1, "3", "mmapstream", 4096)["disk_mib"] == 4096
     conf, _ = orun._settings(wl, [])
-    assert "WORKLOAD=mmapstream\n" in conf and "DISK=1\n" in conf and "HOG_MIB=1536\n" in conf
+    assert "WORKLOAD=mmapstream\n" in conf and "DISK=1\n" in conf and "HOG_MIB=1536\n" in conf and "FS=ext4\n" in conf
+    # xfs: the same, on a disk of at least 300 MiB (mkfs.xfs's smallest).
+    x = orun.workload(topo, 20, 1, None, "mmapstream", fs="xfs")
+    assert (x["fs"], x["disk_mib"]) == ("xfs", 300) and "FS=xfs\n" in orun._settings(x, [])[0]
+    assert orun.describe_workload(x).endswith("files on xfs on a 300 MiB virtio disk")
     conf, _ = orun._settings(orun.workload(topo, 100, 1, None), [])
     assert "WORKLOAD=memhog\n" in conf and "DISK=0\n" in conf
     with pytest.raises(MmtwinError, match="the 1024 MiB guest has no swap"):
@@ -674,6 +684,9 @@ def test_disk_modules_in_load_order(tmp_path: Path) -> None:
                 assert all(names.index(Path(d).name) < i for d in rest.split())
     archive = initramfs.modules_archive("6.1.0-9-test", tmp_path)
     assert b"modules/load" in archive and b"virtio_ring.ko\nvirtio.ko\n" in archive
+    # xfs and what it needs, for --fs xfs; a swap disk alone needs no filesystem.
+    assert [p.name for p in initramfs.disk_modules("6.1.0-9-test", tmp_path, ("xfs",))][-2:] == ["libcrc32c.ko", "xfs.ko"]
+    assert [p.name for p in initramfs.disk_modules("6.1.0-9-test", tmp_path, ())] == names
     # A driver the kernel has built in is not loaded; one it lacks is a one-line error.
     _fake_modules(tmp_path, "6.1.0-8-test", dep, builtin="kernel/drivers/block/virtio_blk.ko\nkernel/fs/ext4/ext4.ko\n")
     assert [p.name for p in initramfs.disk_modules("6.1.0-8-test", tmp_path)][-1] == "virtio_pci.ko"
@@ -836,6 +849,8 @@ def _tools_missing() -> list[str]:
         missing.append("gcc")
     if not any(os.path.exists(p) for p in ("/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4")) and not shutil.which("mkfs.ext4"):
         missing.append("e2fsprogs (mkfs.ext4)")
+    if not any(os.path.exists(p) for p in ("/sbin/mkfs.xfs", "/usr/sbin/mkfs.xfs")) and not shutil.which("mkfs.xfs"):
+        missing.append("xfsprogs (mkfs.xfs)")
     return missing
 
 
@@ -1009,6 +1024,25 @@ def test_boot_compare_memory_hog_with_swap(capsys: pytest.CaptureFixture[str], m
     cal = cmp["twin_disk"]["calibration"]
     assert cal["factor"] > 0 and cal["guest_mib_s"] > 0
     assert not list((boot_cache / "mmtwin" / "oracle" / "runs").iterdir())  # the swap image went with the run
+
+
+@requires_vm
+def test_boot_compare_mapped_writer_on_xfs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                          boot_cache: Path) -> None:
+    """oracle compare -w mmapstream --fs xfs: the disk made by mkfs.xfs, mounted as xfs in the guest, the
+    twin's filesystem xfs too; faults and dirtied pages agree."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "512", "-w", "mmapstream",
+                          "--size-mib", "768", "--threads", "2", "--fs", "xfs", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    real = doc["real"]
+    assert real["workload"]["fs"] == "xfs" and real["workload"]["status"] == 0
+    assert "/dev/vda /mnt xfs " in real["kernel"]["mounts"], real["kernel"]["mounts"]
+    assert 768 * 256 <= real["summary"]["vmstat_delta"]["nr_dirtied"] < 768 * 256 * 1.01
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    assert [r["what"] for r in cmp["placement"]] == ["pgfault", "nr_dirtied"]
 
 
 @requires_vm

@@ -1097,7 +1097,7 @@ _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
                             "mmapstream 1.5 x the guest's memory; fsmark: from --fsmark).")
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                            help="memhog (anonymous memory; default), mmapstream (shared file mappings written page by "
-                                "page on ext4 on a virtio disk, then removed: the twin's workload of that name, stage 1) "
+                                "page on ext4 (or --fs xfs) on a virtio disk, then removed: the twin's workload of that name, stage 1) "
                                 "or fsmark (fs_mark's files written on that disk, --fsmark).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
                         help="Write the guest kernel's vmscan tracepoints during the workload (ftrace text, read out of "
@@ -1108,7 +1108,7 @@ _O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
                               "-t -s -w, -S0); its processes may run on every CPU of --cpus (default: all).")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
                        help="mmapstream, fsmark: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
-                            "A sparse image in the oracle's cache, formatted ext4 on the host.")
+                            "A sparse image in the oracle's cache, formatted on the host (ext4, or --fs).")
 _O_SWAP = typer.Option(None, "--swap-mib", metavar="N",
                        help="Give the guest N MiB of swap on a virtio disk of its own (a sparse image in the oracle's "
                             "cache; the guest's mkswap and swapon), and the twin a swap area of that size; the memory "
@@ -1116,6 +1116,9 @@ _O_SWAP = typer.Option(None, "--swap-mib", metavar="N",
 _O_PASSES = typer.Option(1, "--passes", metavar="N",
                          help="memhog: touch the memory N times over (1..1000); with --swap-mib the later passes fault "
                               "back in what reclaim swapped out.")
+_O_FS = typer.Option(None, "--fs", metavar="ext4|xfs",
+                     help="mmapstream, fsmark: the filesystem on the virtio disk, made on the host (default ext4; "
+                          "xfs needs mkfs.xfs, Debian's xfsprogs). The twin gets the same kind.")
 _O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
 _O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)
 _O_ACCEL = typer.Option("auto", "--accel", metavar="auto|kvm|tcg", help=ORACLE_ACCEL_HELP)
@@ -1176,6 +1179,7 @@ def oracle_run_cmd(
     trace: Optional[str] = _O_TRACE,
     swap_mib: Optional[int] = _O_SWAP,
     passes: int = _O_PASSES,
+    fs: Optional[str] = _O_FS,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
     max_cpus: int = _O_MAX_CPUS,
@@ -1199,11 +1203,12 @@ def oracle_run_cmd(
     # Check the settings before the (slow) boot.
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes,
+                                          fs))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace, fsmark=fsmark,
-                                  swap_mib=swap_mib, passes=passes)
+                                  swap_mib=swap_mib, passes=passes, fs=fs)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1259,6 +1264,7 @@ def oracle_compare_cmd(
     trace: Optional[str] = _O_TRACE,
     swap_mib: Optional[int] = _O_SWAP,
     passes: int = _O_PASSES,
+    fs: Optional[str] = _O_FS,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
@@ -1287,12 +1293,13 @@ def oracle_compare_cmd(
     m = _oracle_machine(machine)
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     ocmp.check_twin_sysctls(orun.parse_sysctls(sysctl))
-    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes))
+    orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes,
+                                          fs))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
                                   disk_mib=disk_mib, trace=trace, fsmark=fsmark, swap_mib=swap_mib, passes=passes,
-                                  calibrate=True)
+                                  calibrate=True, fs=fs)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")

@@ -258,12 +258,22 @@ MKFS_EXT4 = ("-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", "-i", "16384",
              "-L", "mmtwin")
 
 
-def find_mkfs() -> str:
-    for cand in (shutil.which("mkfs.ext4"), "/sbin/mkfs.ext4", "/usr/sbin/mkfs.ext4"):
+# mkfs.xfs's settings: the UUID fixed; everything else xfsprogs 6.1's defaults, which Linux 6.1 mounts
+# (v5 format: CRCs, free inode btree, reflink, sparse inodes). Unlike mke2fs it writes the time into the
+# image, so two images of the same inputs differ in their timestamps.
+MKFS_XFS = ("-q", "-f", "-m", "uuid=6d6d7477-696e-4f72-8163-6c6558667300")
+# Per filesystem kind: the mkfs program, its arguments, and the Debian package that has it.
+MKFS = {"ext4": ("mkfs.ext4", MKFS_EXT4, "e2fsprogs"), "xfs": ("mkfs.xfs", MKFS_XFS, "xfsprogs")}
+FS_KINDS = tuple(MKFS)
+
+
+def find_mkfs(fs: str = "ext4") -> str:
+    prog, _, package = MKFS[fs]
+    for cand in (shutil.which(prog), f"/sbin/{prog}", f"/usr/sbin/{prog}"):
         if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
-    raise MmtwinError("oracle: mkfs.ext4 not found (a file workload's disk is made on the host); "
-                      "install it: apt-get install e2fsprogs")
+    raise MmtwinError(f"oracle: {prog} not found (a file workload's disk is made on the host); "
+                      f"install it: apt-get install {package}")
 
 
 def read_from_disk(image: Path, name: str, out: Path) -> None:
@@ -307,9 +317,10 @@ def make_swap_disk(path: Path, size_mib: int, besides_mib: int = 0) -> None:
         raise MmtwinError(f"oracle: cannot create the swap disk image {path}: {exc.strerror}") from None
 
 
-def make_disk(path: Path, size_mib: int) -> None:
-    """A sparse raw image of `size_mib` MiB with a fresh ext4 filesystem."""
-    mkfs = find_mkfs()
+def make_disk(path: Path, size_mib: int, fs: str = "ext4") -> None:
+    """A sparse raw image of `size_mib` MiB with a fresh `fs` (ext4 or xfs) filesystem."""
+    mkfs = find_mkfs(fs)
+    prog, args, _ = MKFS[fs]
     try:
         free_mib = shutil.disk_usage(path.parent).free >> 20
     except OSError:
@@ -324,13 +335,13 @@ def make_disk(path: Path, size_mib: int) -> None:
     except OSError as exc:
         raise MmtwinError(f"oracle: cannot create the disk image {path}: {exc.strerror}") from None
     try:
-        proc = subprocess.run([mkfs, *MKFS_EXT4, str(path)], capture_output=True, text=True, timeout=600,
+        proc = subprocess.run([mkfs, *args, str(path)], capture_output=True, text=True, timeout=600,
                               env={**os.environ, "E2FSPROGS_FAKE_TIME": "1700000000"})
     except subprocess.TimeoutExpired:
-        raise MmtwinError(f"oracle: mkfs.ext4 did not finish within 600 s on {path}") from None
+        raise MmtwinError(f"oracle: {prog} did not finish within 600 s on {path}") from None
     if proc.returncode != 0:
         said = " ".join((proc.stderr.strip() or proc.stdout.strip() or "no message").split())
-        raise MmtwinError(f"oracle: mkfs.ext4 failed on the disk image (exit {proc.returncode}): {said[:300]}")
+        raise MmtwinError(f"oracle: {prog} failed on the disk image (exit {proc.returncode}): {said[:300]}")
 
 
 @dataclass
@@ -491,9 +502,9 @@ def _run_qemu(args: list[str], serial: Path, errlog: Path, timeout: float, probe
 
 def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] = None, accel: str = "auto",
          timeout: float = 300.0, disk_mib: Optional[int] = None, swap_mib: Optional[int] = None,
-         fetch: Optional[tuple[str, Path]] = None) -> BootResult:
+         fetch: Optional[tuple[str, Path]] = None, fs: str = "ext4") -> BootResult:
     """Boot the guest with the settings `conf` (/oracle.conf) and `sysctl` (/oracle.sysctl) and wait for it.
-    With `disk_mib`, the guest also gets a virtio disk of that size with a fresh ext4 filesystem and
+    With `disk_mib`, the guest also gets a virtio disk of that size with a fresh `fs` filesystem and
     the kernel's virtio modules (the conf must say DISK=1 for /init to mount it); with `swap_mib`, a
     virtio disk of that size for swap (SWAP=1: /init makes it a swap area and switches it on). With
     `fetch` (name, host path), the file the guest left at the disk's root under that name is copied out.
@@ -524,10 +535,11 @@ def boot(topo: GuestTopology, conf: str, sysctl: str, *, kernel: Optional[str] =
         initrd = work / "initrd.cpio"
         extra = b""
         if disk_mib is not None or swap_mib is not None:
-            extra = initramfs.modules_archive(initramfs.kernel_release(image))
+            extra = initramfs.modules_archive(initramfs.kernel_release(image),
+                                              fs_modules=(fs,) if disk_mib is not None else ())
         if disk_mib is not None:
             disk = work / "disk.img"
-            make_disk(disk, disk_mib)
+            make_disk(disk, disk_mib, fs)
         if swap_mib is not None:
             swap = work / "swap.img"
             make_swap_disk(swap, swap_mib, disk_mib or 0)

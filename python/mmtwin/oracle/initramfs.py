@@ -43,6 +43,7 @@ HOG_CPUS=0
 HOG_PASSES=1
 FSMARK_ARGS=
 DISK=0
+FS=ext4
 SWAP=0
 CALIBRATE=0
 TRACE=0
@@ -96,8 +97,8 @@ for key in vm.min_free_kbytes vm.zone_reclaim_mode vm.lowmem_reserve_ratio vm.wa
   f=/proc/sys/$(echo "$key" | tr . /)
   [ -f "$f" ] && say VALUE "$key" "$(cat $f | tr '\t\n' '  ')"
 done
-# The virtio disks: a file workload's (vda, the ext4 filesystem the host made on it, mounted at
-# /mnt) and the swap disk (after it: vdb, or vda alone), made a swap area here and switched on.
+# The virtio disks: a file workload's (vda, the ext4 or xfs filesystem the host made on it, mounted
+# at /mnt) and the swap disk (after it: vdb, or vda alone), made a swap area here and switched on.
 # The virtio modules come from the third archive, in load order.
 wait_disk() {
   i=0
@@ -124,7 +125,8 @@ if [ "$DISK" = 1 ]; then
   wait_disk /dev/vda
   mkdir -p /mnt
   # Without its disk the workload does not run: its files would land in the guest's memory.
-  mount -t ext4 /dev/vda /mnt || { say ERROR disk cannot mount /dev/vda as ext4; HOG_MIB=0; TRACE=0; }
+  mount -t $FS /dev/vda /mnt || { say ERROR disk cannot mount /dev/vda as $FS; HOG_MIB=0; TRACE=0; }
+  dump info mounts /proc/mounts
 fi
 if [ "$SWAP" = 1 ]; then
   S=/dev/vda
@@ -241,7 +243,7 @@ def settings_archive(conf: str, sysctl: str) -> bytes:
 
 # The modules a file workload's disk needs (virtio-blk on QEMU's PCI bus, ext4 and the crc32c its
 # metadata checksums ask for by name), with what they depend on; built-in ones are skipped.
-DISK_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+DISK_MODULES = ("virtio_pci", "virtio_blk", "crc32c_generic")
 # ...of which a kernel may have none at all (another crc32c implementation serves instead).
 OPTIONAL_MODULES = ("crc32c_generic",)
 
@@ -255,10 +257,10 @@ def kernel_release(image: Path) -> str:
     return name[len("vmlinuz-"):]
 
 
-def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
-    """DISK_MODULES and their dependencies from modules.dep, in an order insmod can load them
-    (every module after the ones it depends on). A module the kernel has built in is not listed
-    there and not needed."""
+def disk_modules(release: str, root: Path = Path("/lib/modules"), fs_modules: tuple[str, ...] = ("ext4",)) -> list[Path]:
+    """DISK_MODULES and the filesystems' modules (`fs_modules`: ext4, xfs), with their dependencies from
+    modules.dep, in an order insmod can load them (every module after the ones it depends on). A module
+    the kernel has built in is not listed there and not needed."""
     base = root / release
     dep_file = base / "modules.dep"
     hint = f"install the kernel's package (Debian: linux-image-{release})"
@@ -294,7 +296,7 @@ def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
             visit(d)
         order.append(path)
 
-    for name in DISK_MODULES:
+    for name in (*DISK_MODULES, *fs_modules):
         if name in builtin:
             continue
         if name not in by_name and name in OPTIONAL_MODULES:
@@ -310,11 +312,12 @@ def disk_modules(release: str, root: Path = Path("/lib/modules")) -> list[Path]:
     return [base / p for p in order]
 
 
-def modules_archive(release: str, root: Path = Path("/lib/modules")) -> bytes:
-    """The archive with the disk's modules: /modules/NAME.ko and /modules/load (their load order)."""
+def modules_archive(release: str, root: Path = Path("/lib/modules"), fs_modules: tuple[str, ...] = ("ext4",)) -> bytes:
+    """The archive with the disks' modules (`fs_modules`: the filesystem's): /modules/NAME.ko and
+    /modules/load (their load order)."""
     entries: list[tuple[str, int, bytes | tuple[int, int] | None]] = [("modules", stat.S_IFDIR | 0o755, None)]
     names = []
-    for path in disk_modules(release, root):
+    for path in disk_modules(release, root, fs_modules):
         try:
             data = path.read_bytes()
         except OSError as exc:

@@ -37,6 +37,8 @@ MAX_DISK_MIB = 1 << 20
 # 32 MiB to it to time the disk, initramfs.py).
 MIN_SWAP_MIB = 64
 MAX_SWAP_MIB = 1 << 20
+# xfs's smallest filesystem (mkfs.xfs: "must be larger than 300MB"), in MiB.
+MIN_XFS_MIB = 300
 # --passes: as the twin's memory hog takes them.
 MAX_PASSES = 1000
 # The largest file workload whose default disk (the files, a quarter more and 256 MiB) fits MAX_DISK_MIB.
@@ -101,10 +103,15 @@ def fsmark_settings(text: Optional[str], size_mib: Optional[int], threads: int) 
 
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
              kind: str = "memhog", disk_mib: Optional[int] = None, fsmark: Optional[str] = None,
-             swap_mib: Optional[int] = None, passes: int = 1) -> dict[str, Any]:
+             swap_mib: Optional[int] = None, passes: int = 1, fs: Optional[str] = None) -> dict[str, Any]:
     """The workload's settings, checked against the guest."""
     if kind not in WORKLOADS:
         raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of {', '.join(WORKLOADS)}")
+    if fs is not None and fs not in guest.FS_KINDS:
+        raise MmtwinError(f"--fs: {fs!r} is not allowed; expected one of {', '.join(guest.FS_KINDS)}")
+    if fs is not None and kind not in FILE_WORKLOADS:
+        raise MmtwinError(f"--fs: {fs} is not allowed with the memhog workload, which writes no files; give "
+                          f"--workload {FILE_WORKLOADS[0]}")
     if swap_mib is not None and not MIN_SWAP_MIB <= swap_mib <= MAX_SWAP_MIB:
         raise MmtwinError(f"--swap-mib: {swap_mib} is not allowed; expected {MIN_SWAP_MIB} to {MAX_SWAP_MIB} MiB")
     if kind != "memhog" and passes != 1:
@@ -113,6 +120,14 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
     if not 1 <= passes <= MAX_PASSES:
         raise MmtwinError(f"--passes: {passes} is not allowed; expected 1 to {MAX_PASSES}")
     wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib)
+    if fs == "xfs":
+        # mkfs.xfs (xfsprogs 5.19 on) refuses a filesystem under 300 MB.
+        if disk_mib is not None and disk_mib < MIN_XFS_MIB:
+            raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with --fs xfs; mkfs.xfs makes filesystems of "
+                              f"{MIN_XFS_MIB} MiB or more")
+        wl["disk_mib"] = max(wl["disk_mib"], MIN_XFS_MIB)
+    if fs is not None:
+        wl["fs"] = fs
     if swap_mib is not None:
         wl["swap_mib"] = swap_mib
     if kind == "memhog":
@@ -241,6 +256,8 @@ def guest_info(out: guest.GuestOutput) -> dict[str, Any]:
             for n in nodes
         ],
         "sysctl": dict(out.values),
+        # /proc/mounts once a workload's disk is mounted (else "").
+        "mounts": sec.get("mounts", ""),
     }
 
 
@@ -305,6 +322,9 @@ def check_trace(path: Optional[str], wl: Optional[dict[str, Any]]) -> Optional[P
         raise MmtwinError("--trace: '' is not allowed; expected a file path")
     if wl is None:
         raise MmtwinError(f"--trace: {path!r} is not allowed without a workload")
+    if wl.get("fs", "ext4") != "ext4":
+        raise MmtwinError(f"--trace: {path!r} is not allowed with --fs {wl['fs']}; the host reads the trace out of "
+                          "an ext4 disk (debugfs)")
     out = Path(path)
     if out.is_dir():
         raise MmtwinError(f"--trace: {path!r} is a directory; expected a file path")
@@ -378,7 +398,7 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
     else:
         conf = (f"WORKLOAD={wl['kind']}\nHOG_MIB={wl['size_mib']}\nHOG_THREADS={wl['threads']}\n"
                 f"HOG_CPUS={','.join(map(str, wl['cpus']))}\nHOG_PASSES={wl.get('passes', 1)}\n"
-                f"DISK={int('disk_mib' in wl)}\nSWAP={int('swap_mib' in wl)}\n")
+                f"DISK={int('disk_mib' in wl)}\nFS={wl.get('fs', 'ext4')}\nSWAP={int('swap_mib' in wl)}\n")
         if wl["kind"] == "fsmark":
             conf += f"FSMARK_ARGS='{' '.join(str(wl['fsmark'][f]) for f in FSMARK_FIELDS)}'\n"
     return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
@@ -390,14 +410,14 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
                extra_conf: str = "", kind: str = "memhog", disk_mib: Optional[int] = None,
                trace: Optional[str] = None, fsmark: Optional[str] = None, swap_mib: Optional[int] = None,
-               passes: int = 1, calibrate: bool = False) -> tuple[dict[str, Any], guest.BootResult]:
+               passes: int = 1, calibrate: bool = False, fs: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
     """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
     `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE); `trace`, a
     file the guest's vmscan trace of a file workload is written to; `calibrate`: a workload with a
     virtio disk (files or swap) first measures the guest's disk and fault speeds (doc["calibration"])."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
-    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, passes) if workload_on else None
+    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, passes, fs) if workload_on else None
     trace_out = check_trace(trace, wl)
     if trace_out is not None and wl is not None:
         add_trace_disk(wl, topo.total_cpus)
@@ -409,6 +429,7 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
         conf += "CALIBRATE=1\n"
     result = guest.boot(topo, conf, sysctl_text, kernel=kernel, accel=accel, timeout=timeout,
                         disk_mib=wl.get("disk_mib") if wl else None, swap_mib=wl.get("swap_mib") if wl else None,
+                        fs=wl.get("fs", "ext4") if wl else "ext4",
                         fetch=(TRACE_FILE, trace_out) if trace_out is not None else None)
     out = result.output
     if out.errors:
