@@ -285,6 +285,12 @@ def test_error_timeout_kills_qemu(capsys: pytest.CaptureFixture[str], fake_tools
         (["--swap-mib", "32"], "--swap-mib: 32 is not allowed; expected 64 to 1048576 MiB"),
         (["--passes", "0"], "--passes: 0 is not allowed; expected 1 to 1000"),
         (["--passes", "1001"], "--passes: 1001 is not allowed; expected 1 to 1000"),
+        (["-w", "largedd", "--set", "copies=2", "--set", "download_mib_s=50"], "--set: tar_mib: missing; this key is required"),
+        (["-w", "largedd", "--set", "tar_mib=0", "--set", "copies=2", "--set", "download_mib_s=50"],
+         "--set: tar_mib: 0 is not allowed; expected the tarfile's size in MiB > 0"),
+        (["-w", "largedd", "--set", "files=2"], "--set: 'files=2' is not allowed; expected KEY=VALUE with KEY one of tar_mib, copies"),
+        (["-w", "largedd", "--size-mib", "100"], "--size-mib: 100 is not allowed with --workload largedd; give the tarfile's size"),
+        (["--set", "tar_mib=10"], "--set: 'tar_mib=10' is not allowed with --workload memhog; only largedd takes --set"),
         (["--fs", "btrfs", "-w", "mmapstream"], "--fs: 'btrfs' is not allowed; expected one of ext4, xfs"),
         (["--fs", "xfs"], "--fs: xfs is not allowed with the memhog workload, which writes no files"),
         (["--fs", "xfs", "-w", "mmapstream", "--disk-mib", "200", "--size-mib", "10"],
@@ -705,6 +711,53 @@ def test_disk_modules_in_load_order(tmp_path: Path) -> None:
         initramfs.kernel_release(Path("/tmp/bzImage"))
 
 
+def test_largedd_settings_for_the_guest_and_the_twin() -> None:
+    """--workload largedd --set ...: the twin's fields and checks; the disk holds the tarfile and every copy;
+    the twin runs the same workload on the guest's layout."""
+    from mmtwin.config import load_machine
+    from mmtwin.oracle import compare as ocmp
+
+    topo = guest.guest_topology(load_machine(MACHINE), 1024, None, 8)
+    wl = orun.workload(topo, None, 1, "0-3", "largedd",
+                       sets=["tar_mib=300", "copies=3", "dd_kib=0.5", "download_mib_s=40"])
+    assert wl["largedd"] == {"tar_mib": 300, "copies": 3, "dd_kib": 0.5, "download_mib_s": 40,
+                             "tar_bytes": 300 << 20, "dd_bytes": 512}
+    assert (wl["size_mib"], wl["disk_mib"], wl["cpus"]) == (1200, 1200 + 300 + 256, [0, 1, 2, 3])
+    conf, _ = orun._settings(wl, [])
+    assert "WORKLOAD=largedd\n" in conf and f"LARGEDD_ARGS='{300 << 20} 3 512 40'\n" in conf and "DISK=1\n" in conf
+    assert orun.describe_workload(wl).startswith("largedd 300 MiB tarfile at 40 MiB/s, 3 dd copies with bs=512")
+    snaps = orun.snapshots(guest.split_serial(fixture("serial.log")))
+    doc = {"machine": MACHINE, "accel": "tcg",
+           "guest": {"nodes": 2, "cpus_per_node": [4, 4], "memory_mib": [1024, 1024], "distance": [[10, 31], [31, 10]]},
+           "kernel": orun.guest_info(guest.split_serial(fixture("serial.log"))), "snapshots": snaps, "workload": wl}
+    spec, disk = ocmp.twin_spec(load_machine(MACHINE), doc)
+    w = spec["workload"]
+    assert (w["kind"], w["tar_bytes"], w["copies"], w["dd_bytes"], w["download_mib_s"], w["cpus"]) == \
+        ("largedd", 300 << 20, 3, 512, 40, [0, 1, 2, 3])
+    assert spec["machine"]["storage"]["fs"] == {"kind": "ext4", "device": 0, "size_mib": 1756}
+    assert ocmp.FILE_HELD["largedd"] == ("nr_dirtied",)
+
+
+def test_filehog_largedd_on_the_host(tmp_path: Path) -> None:
+    """filehog largedd: the tarfile written at the download rate, copied, the copies deleted after COMMAND."""
+    import subprocess
+
+    exe = tmp_path / "filehog"
+    src = Path(orun.__file__).with_name("filehog.c")
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(src)], check=True)
+    work = tmp_path / "d"
+    work.mkdir()
+    t0 = time.monotonic()
+    out = subprocess.run([str(exe), "largedd", str(work), str(2 << 20), "2", "4096", "10", "0",
+                          f"ls {work} > {tmp_path / 'during'}"], capture_output=True, text=True, check=True).stdout
+    assert time.monotonic() - t0 >= 0.15  # 2 MiB at 10 MiB/s: the download is paced
+    assert "largedd copied 2097152 bytes 2 times with 4096-byte calls" in out and "deleted the copies" in out
+    assert (tmp_path / "during").read_text().split() == ["copy-0", "copy-1", "tarfile"]
+    assert sorted(p.name for p in work.iterdir()) == ["tarfile"] and (work / "tarfile").stat().st_size == 2 << 20
+    bad = subprocess.run([str(exe), "largedd", str(work), "0", "2", "4096", "10", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "out of range" in bad.stderr
+
+
 def test_fsmark_settings_for_the_guest() -> None:
     """--fsmark as the twin reads it; the guest's processes may run on every CPU; size and disk follow."""
     from mmtwin.config import load_machine
@@ -1043,6 +1096,29 @@ def test_boot_compare_mapped_writer_on_xfs(capsys: pytest.CaptureFixture[str], m
     cmp = doc["compare"]
     assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
     assert [r["what"] for r in cmp["placement"]] == ["pgfault", "nr_dirtied"]
+
+
+@requires_vm
+def test_boot_compare_largedd(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                              boot_cache: Path) -> None:
+    """oracle compare -w largedd: a 256 MiB tarfile and 2 copies in a 512 MiB guest; the dirtied pages agree,
+    the copies were written back and deleted, the tarfile stayed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(boot_cache))
+    code, out, err = call(capsys, "oracle", "compare", "-m", MACHINE, "--mem-mib", "512", "-w", "largedd",
+                          "--set", "tar_mib=256", "--set", "copies=2", "--set", "dd_kib=64", "--set",
+                          "download_mib_s=200", "--json")
+    assert code == 0, err + out
+    doc = json.loads(out)
+    real = doc["real"]
+    assert real["workload"]["status"] == 0 and "largedd copied 268435456 bytes 2 times" in real["workload"]["output"]
+    assert "deleted the copies" in real["workload"]["output"]
+    pages = 3 * 256 * 256
+    assert pages <= real["summary"]["vmstat_delta"]["nr_dirtied"] < pages * 1.01
+    assert real["summary"]["vmstat_delta"]["pgpgout"] > 256 * 1024  # KiB: the copies outgrew the guest
+    cmp = doc["compare"]
+    assert cmp["watermarks_exact"] and cmp["placement_within"], cmp
+    assert [r["what"] for r in cmp["placement"]] == ["nr_dirtied"]
+    assert doc["twin"]["benchmark"]["largedd"]["phases"][1]["name"] == "dd source files"
 
 
 @requires_vm

@@ -1098,7 +1098,8 @@ _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                            help="memhog (anonymous memory; default), mmapstream (shared file mappings written page by "
                                 "page on ext4 (or --fs xfs) on a virtio disk, then removed: the twin's workload of that name, stage 1) "
-                                "or fsmark (fs_mark's files written on that disk, --fsmark).")
+                                "fsmark (fs_mark's files written on that disk, --fsmark) or largedd (LARGE DD: a tarfile "
+                                "downloaded, dd'd several times, the copies deleted; --set).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
                         help="Write the guest kernel's vmscan tracepoints during the workload (ftrace text, read out of "
                              "its disk; the memory hog gets a 128 MiB disk for it) to FILE and count them; with compare, "
@@ -1116,6 +1117,9 @@ _O_SWAP = typer.Option(None, "--swap-mib", metavar="N",
 _O_PASSES = typer.Option(1, "--passes", metavar="N",
                          help="memhog: touch the memory N times over (1..1000); with --swap-mib the later passes fault "
                               "back in what reclaim swapped out.")
+_O_SET = typer.Option(None, "--set", metavar="KEY=VALUE",
+                      help="--workload largedd: tar_mib=N (required), copies=N (required), dd_kib=K (dd's bs, default "
+                           "1024) and download_mib_s=N (required), as the twin's largedd takes them (repeatable).")
 _O_FS = typer.Option(None, "--fs", metavar="ext4|xfs",
                      help="mmapstream, fsmark: the filesystem on the virtio disk, made on the host (default ext4; "
                           "xfs needs mkfs.xfs, Debian's xfsprogs). The twin gets the same kind.")
@@ -1180,6 +1184,7 @@ def oracle_run_cmd(
     swap_mib: Optional[int] = _O_SWAP,
     passes: int = _O_PASSES,
     fs: Optional[str] = _O_FS,
+    sets: Optional[list[str]] = _O_SET,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest before the workload, e.g. vm.zone_reclaim_mode=1 (repeatable)."),
     max_cpus: int = _O_MAX_CPUS,
@@ -1204,11 +1209,11 @@ def oracle_run_cmd(
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     orun.parse_sysctls(sysctl)
     orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes,
-                                          fs))
+                                          fs, sets))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, kind=workload, disk_mib=disk_mib, trace=trace, fsmark=fsmark,
-                                  swap_mib=swap_mib, passes=passes, fs=fs)
+                                  swap_mib=swap_mib, passes=passes, fs=fs, sets=sets)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel}); "
@@ -1265,6 +1270,7 @@ def oracle_compare_cmd(
     swap_mib: Optional[int] = _O_SWAP,
     passes: int = _O_PASSES,
     fs: Optional[str] = _O_FS,
+    sets: Optional[list[str]] = _O_SET,
     sysctl: Optional[list[str]] = typer.Option(None, "--sysctl", metavar="KEY=VALUE",
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
@@ -1281,9 +1287,10 @@ def oracle_compare_cmd(
     """Run the workload on the real kernel and on the twin with the guest's own layout, side by side.
 
     Zone watermarks and protection must agree exactly; the held counters within --tolerance: for the memory
-    hog its placement (numastat per node, pgalloc per zone) and pgfault, for mmapstream pgfault and
-    nr_dirtied, for fsmark nr_dirtied, with what reclaim and writeback did printed beside them and not
-    held. Exits 1 when either does not agree (docs/oracle.md, "compare").
+    hog its placement (numastat per node, pgalloc per zone) and pgfault (under swap its faults of one
+    pass only), for mmapstream pgfault and nr_dirtied, for fsmark and largedd nr_dirtied, with what reclaim
+    and writeback did printed beside them and not held. Exits 1 when either does not agree
+    (docs/oracle.md, "compare").
     """
     from mmtwin.engine import run_spec, strip_perf
     from mmtwin.oracle import compare as ocmp, guest, run as orun
@@ -1294,12 +1301,12 @@ def oracle_compare_cmd(
     topo = guest.guest_topology(m, mem_mib, scale, max_cpus)
     ocmp.check_twin_sysctls(orun.parse_sysctls(sysctl))
     orun.check_trace(trace, orun.workload(topo, size_mib, threads, cpus, workload, disk_mib, fsmark, swap_mib, passes,
-                                          fs))
+                                          fs, sets))
     doc, result = orun.oracle_run(m, mem_mib=mem_mib, scale=scale, max_cpus=max_cpus, size_mib=size_mib,
                                   threads=threads, cpus=cpus, sysctls=sysctl, kernel=kernel, accel=accel,
                                   timeout=timeout, extra_conf=ocmp.WMARK_RECOMPUTE, kind=workload,
                                   disk_mib=disk_mib, trace=trace, fsmark=fsmark, swap_mib=swap_mib, passes=passes,
-                                  calibrate=True, fs=fs)
+                                  calibrate=True, fs=fs, sets=sets)
     if result.note:
         _err(f"oracle: {result.note}")
     _err(f"oracle: guest booted, ran and powered off in {result.wall_s:.1f} s wall ({result.accel})")

@@ -68,7 +68,7 @@ VIRTIO_DISK = {"name": "vda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 20
 # the mapped writer a fault per page), held within the tolerance; and what reclaim and writeback did, printed beside the twin's
 # and not held: the twin reclaims with its own 4.11-era model (per-zone LRU, 3.0's decisions), not
 # with 6.1's, and how much is written back before the files go depends on how long the run takes.
-FILE_HELD = {"mmapstream": ("pgfault", "nr_dirtied"), "fsmark": ("nr_dirtied",)}
+FILE_HELD = {"mmapstream": ("pgfault", "nr_dirtied"), "fsmark": ("nr_dirtied",), "largedd": ("nr_dirtied",)}
 # The memory hog with --swap-mib is under reclaim: where its pages land, and how often they are swapped out
 # and back in, follow from what reclaim did, so they are reported and not held; held is the one fault per
 # page of a single pass (SWAP_HELD), the later passes' faults being as many as the pages swapped out.
@@ -76,7 +76,7 @@ SWAP_HELD = ("pgfault",)
 SWAP_REPORTED = ("pgfault", "pgmajfault", "pswpout", "pswpin", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
                  "pgsteal_direct", "allocstall", "pgactivate", "pgdeactivate", "pgrotated", "pgrefill",
                  "nr_vmscan_write", "pageoutrun", "zone_reclaim_failed")
-FILE_REPORTED = ("pgfault", "pgmajfault", "pgpgout", "nr_written", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
+FILE_REPORTED = ("pgfault", "pgmajfault", "pgpgin", "pgpgout", "nr_written", "pgscan_kswapd", "pgsteal_kswapd", "pgscan_direct",
                  "pgsteal_direct", "allocstall", "pgrotated", "pgactivate", "pgdeactivate", "nr_vmscan_write",
                  "nr_vmscan_immediate_reclaim", "slabs_scanned", "kswapd_inodesteal", "pginodesteal",
                  "zone_reclaim_failed")
@@ -137,6 +137,12 @@ def twin_spec(machine: Any, doc: dict[str, Any]) -> tuple[dict[str, Any], Option
         from mmtwin.config import FsmarkParams
 
         work = FsmarkParams(kind="fsmark", **wl["fsmark"], cpus=wl["cpus"])
+    elif kind == "largedd":
+        from mmtwin.config import LargeddParams
+
+        ld = wl["largedd"]
+        work = LargeddParams(kind="largedd", tar_mib=ld["tar_mib"], copies=ld["copies"], dd_kib=ld["dd_kib"],
+                             download_mib_s=ld["download_mib_s"], cpus=wl["cpus"])
     else:
         from mmtwin.config import MmapstreamParams
 

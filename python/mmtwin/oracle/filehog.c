@@ -27,6 +27,17 @@
  * of WRITE_BYTES up to FILE_BYTES, and closes it (no fsync); the iteration
  * ends when all have exited. Then the summary line, and COMMAND.
  *
+ *   filehog largedd DIR TAR_BYTES COPIES DD_BYTES DOWNLOAD_MIB_S CPULIST [COMMAND]
+ *
+ * LARGE DD as the twin's `largedd` workload has it (MMTests 2011): one
+ * process, allowed on every CPU of CPULIST, "downloads" DIR/tarfile,
+ * writing TAR_BYTES in 64 KiB pieces no faster than DOWNLOAD_MIB_S, then
+ * copies it COPIES times to DIR/copy-i with read() and write() calls of
+ * DD_BYTES (dd bs=), opening the source afresh for each copy, and prints
+ * the seconds each phase took; COMMAND, if given, runs (the oracle's
+ * "during" snapshot, the copies still there), and then the copies are
+ * deleted (the third phase); the tarfile stays.
+ *
  *   filehog directwrite PATH BYTES BLOCK
  *
  * Writes BYTES bytes of zeros to PATH (a block device under /dev, which
@@ -196,14 +207,26 @@ static long parse_count(const char *text, long max)
 	return v;
 }
 
-/* One fs_mark process: its files of one iteration. */
-static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, long dirs, long subdirs,
-			 long per_subdir, long files, long iteration, long file_bytes, long write_bytes)
+/* Write `n` bytes of `buf` to `fd`, all of them. */
+static int write_all(int fd, const char *buf, long n, const char *path)
 {
-	static char buf[1 << 20];
-	char path[4096];
+	while (n > 0) {
+		ssize_t w = write(fd, buf, (size_t)n);
+
+		if (w <= 0) {
+			fprintf(stderr, "filehog: cannot write %s: %s\n", path, w < 0 ? strerror(errno) : "short write");
+			return 1;
+		}
+		buf += w;
+		n -= w;
+	}
+	return 0;
+}
+
+/* Allow the calling process on the NCPUS CPUs of CPUS only. */
+static int run_on(const int *cpus, int ncpus)
+{
 	cpu_set_t set;
-	long k;
 	int i;
 
 	CPU_ZERO(&set);
@@ -213,6 +236,19 @@ static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, lon
 		fprintf(stderr, "filehog: cannot run on the cpus given: %s\n", strerror(errno));
 		return 1;
 	}
+	return 0;
+}
+
+/* One fs_mark process: its files of one iteration. */
+static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, long dirs, long subdirs,
+			 long per_subdir, long files, long iteration, long file_bytes, long write_bytes)
+{
+	static char buf[1 << 20];
+	char path[4096];
+	long k;
+
+	if (run_on(cpus, ncpus))
+		return 1;
 	memset(buf, 'm', sizeof(buf));
 	for (k = 0; k < files; k++) {
 		long done = iteration * files + k;	/* files this process made before */
@@ -228,14 +264,10 @@ static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, lon
 		}
 		for (left = file_bytes; left > 0;) {
 			long n = left < write_bytes ? left : write_bytes;
-			ssize_t w = write(fd, buf, (size_t)n);
 
-			if (w <= 0) {
-				fprintf(stderr, "filehog: cannot write %s: %s\n", path,
-					w < 0 ? strerror(errno) : "short write");
+			if (write_all(fd, buf, n, path))
 				return 1;
-			}
-			left -= w;
+			left -= n;
 		}
 		if (close(fd) != 0) {
 			fprintf(stderr, "filehog: cannot close %s: %s\n", path, strerror(errno));
@@ -318,6 +350,113 @@ static int fsmark(int argc, char **argv)
 	return 0;
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* filehog largedd DIR TAR_BYTES COPIES DD_BYTES DOWNLOAD_MIB_S CPULIST [COMMAND] */
+static int largedd(int argc, char **argv)
+{
+	static char buf[1 << 20];
+	static int cpus[MAX_PROCS];
+	char src[4096], dst[4096];
+	struct timespec t0, phase;
+	double secs[3];
+	long tar_bytes, copies, dd_bytes, rate, done, c;
+	int fd, ncpus;
+
+	if (argc != 8 && argc != 9) {
+		fprintf(stderr, "usage: filehog largedd DIR TAR_BYTES COPIES DD_BYTES DOWNLOAD_MIB_S CPULIST [COMMAND]\n");
+		return 2;
+	}
+	tar_bytes = parse_count(argv[3], 1L << 50);
+	copies = parse_count(argv[4], 1L << 20);
+	dd_bytes = parse_count(argv[5], (long)sizeof(buf));
+	rate = parse_count(argv[6], 1L << 20);
+	ncpus = parse_cpus(argv[7], cpus, MAX_PROCS);
+	if (tar_bytes < 1 || copies < 1 || dd_bytes < 1 || rate < 1 || ncpus < 1) {
+		fprintf(stderr, "filehog: largedd: a count is out of range or not a number\n");
+		return 2;
+	}
+	if (run_on(cpus, ncpus))
+		return 1;
+	memset(buf, 'm', sizeof(buf));
+	/* Download: 64 KiB a time, each piece not before the network would have delivered it. */
+	snprintf(src, sizeof(src), "%s/tarfile", argv[2]);
+	fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "filehog: cannot create %s: %s\n", src, strerror(errno));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (done = 0; done < tar_bytes;) {
+		long n = tar_bytes - done < 65536 ? tar_bytes - done : 65536;
+		double due = (double)done / ((double)rate * 1048576.0);
+		double now = seconds_since(&t0);
+
+		if (due > now) {
+			struct timespec nap = { (time_t)(due - now), (long)((due - now - (double)(time_t)(due - now)) * 1e9) };
+			nanosleep(&nap, NULL);
+		}
+		if (write_all(fd, buf, n, src))
+			return 1;
+		done += n;
+	}
+	close(fd);
+	secs[0] = seconds_since(&t0);
+	/* dd: read and write DD_BYTES a call, a fresh open of the source for each copy. */
+	clock_gettime(CLOCK_MONOTONIC, &phase);
+	for (c = 0; c < copies; c++) {
+		int in, out;
+
+		snprintf(dst, sizeof(dst), "%s/copy-%ld", argv[2], c);
+		in = open(src, O_RDONLY);
+		out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (in < 0 || out < 0) {
+			fprintf(stderr, "filehog: cannot open %s or %s: %s\n", src, dst, strerror(errno));
+			return 1;
+		}
+		for (;;) {
+			ssize_t r = read(in, buf, (size_t)dd_bytes);
+
+			if (r < 0) {
+				fprintf(stderr, "filehog: cannot read %s: %s\n", src, strerror(errno));
+				return 1;
+			}
+			if (r == 0)
+				break;
+			if (write_all(out, buf, r, dst))
+				return 1;
+		}
+		close(in);
+		if (close(out) != 0) {
+			fprintf(stderr, "filehog: cannot close %s: %s\n", dst, strerror(errno));
+			return 1;
+		}
+	}
+	secs[1] = seconds_since(&phase);
+	printf("filehog: largedd copied %ld bytes %ld times with %ld-byte calls; download %.3f s, dd %.3f s\n",
+	       tar_bytes, copies, dd_bytes, secs[0], secs[1]);
+	fflush(stdout);
+	if (argc == 9 && run_command("filehog", argv[8]) != 0)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &phase);
+	for (c = 0; c < copies; c++) {
+		snprintf(dst, sizeof(dst), "%s/copy-%ld", argv[2], c);
+		if (unlink(dst) != 0) {
+			fprintf(stderr, "filehog: cannot remove %s: %s\n", dst, strerror(errno));
+			return 1;
+		}
+	}
+	secs[2] = seconds_since(&phase);
+	printf("filehog: largedd deleted the copies in %.3f s\n", secs[2]);
+	return 0;
+}
+
 /* filehog directwrite PATH BYTES BLOCK */
 static int directwrite(int argc, char **argv)
 {
@@ -372,11 +511,14 @@ int main(int argc, char **argv)
 		return mmapstream(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "fsmark") == 0)
 		return fsmark(argc, argv);
+	if (argc >= 2 && strcmp(argv[1], "largedd") == 0)
+		return largedd(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "directwrite") == 0)
 		return directwrite(argc, argv);
 	fprintf(stderr, "usage: filehog mmapstream DIR MIB PROCS CPULIST [COMMAND]\n"
 		"       filehog fsmark DIR THREADS CPULIST DIRS SUBDIRS PER_SUBDIR FILES ITERATIONS FILE_BYTES "
 		"WRITE_BYTES [COMMAND]\n"
+		"       filehog largedd DIR TAR_BYTES COPIES DD_BYTES DOWNLOAD_MIB_S CPULIST [COMMAND]\n"
 		"       filehog directwrite PATH BYTES BLOCK\n");
 	return 2;
 }

@@ -42,6 +42,7 @@ HOG_THREADS=1
 HOG_CPUS=0
 HOG_PASSES=1
 FSMARK_ARGS=
+LARGEDD_ARGS=
 DISK=0
 FS=ext4
 SWAP=0
@@ -165,6 +166,8 @@ if [ "$HOG_MIB" -gt 0 ]; then
     /bin/memhog "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "$HOG_PASSES" "/bin/sh /snapshot.sh during"
   elif [ "$WORKLOAD" = fsmark ]; then
     /bin/filehog fsmark /mnt "$HOG_THREADS" "$HOG_CPUS" $FSMARK_ARGS "/bin/sh /snapshot.sh during"
+  elif [ "$WORKLOAD" = largedd ]; then
+    /bin/filehog largedd /mnt $LARGEDD_ARGS "$HOG_CPUS" "/bin/sh /snapshot.sh during"
   else
     /bin/filehog "$WORKLOAD" /mnt "$HOG_MIB" "$HOG_THREADS" "$HOG_CPUS" "/bin/sh /snapshot.sh during"
   fi

@@ -27,8 +27,10 @@ VMSTAT_DELTAS = (
 )
 # What the guest runs: the memory hog (anonymous memory), or a file workload on a virtio disk with
 # ext4 (filehog.c; the twin's workload of the same name).
-WORKLOADS = ("memhog", "mmapstream", "fsmark")
-FILE_WORKLOADS = ("mmapstream", "fsmark")
+WORKLOADS = ("memhog", "mmapstream", "fsmark", "largedd")
+FILE_WORKLOADS = ("mmapstream", "fsmark", "largedd")
+# The largedd fields --set takes (the twin's largedd workload's, config.LargeddParams).
+LARGEDD_FIELDS = ("tar_mib", "copies", "dd_kib", "download_mib_s")
 # The fsmark fields the guest's filehog takes, in its argument order after THREADS and CPULIST.
 FSMARK_FIELDS = ("dirs", "subdirs", "files_per_subdir", "files", "iterations", "file_bytes", "write_bytes")
 MIN_DISK_MIB = 64
@@ -101,12 +103,40 @@ def fsmark_settings(text: Optional[str], size_mib: Optional[int], threads: int) 
     return {f: getattr(params, f) for f in ("threads", *FSMARK_FIELDS)}
 
 
+def largedd_settings(sets: Optional[Sequence[str]], size_mib: Optional[int], threads: int) -> dict[str, Any]:
+    """--set KEY=VALUE for --workload largedd: the twin's largedd fields (LARGEDD_FIELDS), checked as the twin
+    checks them."""
+    from mmtwin.config import LargeddParams, validate
+
+    if size_mib is not None:
+        raise MmtwinError(f"--size-mib: {size_mib} is not allowed with --workload largedd; give the tarfile's size "
+                          "with --set tar_mib=N")
+    if threads != 1:
+        raise MmtwinError(f"--threads: {threads} is not allowed with --workload largedd; it runs one dd at a time")
+    data: dict[str, Any] = {"kind": "largedd"}
+    for item in sets or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or key not in LARGEDD_FIELDS:
+            raise MmtwinError(f"--set: {item!r} is not allowed; expected KEY=VALUE with KEY one of "
+                              f"{', '.join(LARGEDD_FIELDS)}, e.g. tar_mib=512")
+        from mmtwin.cli import _set_value
+
+        data[key] = _set_value(text.strip())
+    p = validate(LargeddParams, data, "--set")
+    return {"tar_mib": p.tar_mib, "copies": p.copies, "dd_kib": p.dd_kib, "download_mib_s": p.download_mib_s,
+            "tar_bytes": int(p.tar_mib * (1 << 20)) // 4096 * 4096, "dd_bytes": int(p.dd_kib * 1024)}
+
+
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
              kind: str = "memhog", disk_mib: Optional[int] = None, fsmark: Optional[str] = None,
-             swap_mib: Optional[int] = None, passes: int = 1, fs: Optional[str] = None) -> dict[str, Any]:
+             swap_mib: Optional[int] = None, passes: int = 1, fs: Optional[str] = None,
+             sets: Optional[Sequence[str]] = None) -> dict[str, Any]:
     """The workload's settings, checked against the guest."""
     if kind not in WORKLOADS:
         raise MmtwinError(f"--workload: {kind!r} is not allowed; expected one of {', '.join(WORKLOADS)}")
+    if kind != "largedd" and sets:
+        raise MmtwinError(f"--set: {sets[0]!r} is not allowed with --workload {kind}; only largedd takes --set")
     if fs is not None and fs not in guest.FS_KINDS:
         raise MmtwinError(f"--fs: {fs!r} is not allowed; expected one of {', '.join(guest.FS_KINDS)}")
     if fs is not None and kind not in FILE_WORKLOADS:
@@ -119,7 +149,10 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
                           "several passes")
     if not 1 <= passes <= MAX_PASSES:
         raise MmtwinError(f"--passes: {passes} is not allowed; expected 1 to {MAX_PASSES}")
-    wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib)
+    if kind == "largedd":
+        wl = _largedd_workload(topo, sets, size_mib, threads, cpus, disk_mib)
+    else:
+        wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib)
     if fs == "xfs":
         # mkfs.xfs (xfsprogs 5.19 on) refuses a filesystem under 300 MB.
         if disk_mib is not None and disk_mib < MIN_XFS_MIB:
@@ -380,6 +413,25 @@ def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib:
             "disk_mib": disk_size(size + files // 64 + 1, disk_mib), "fs": "ext4"}
 
 
+def _largedd_workload(topo: guest.GuestTopology, sets: Optional[Sequence[str]], size_mib: Optional[int],
+                      threads: int, cpus: Optional[str], disk_mib: Optional[int]) -> dict[str, Any]:
+    """LARGE DD in the guest: one process, allowed on every CPU of --cpus (default all), as the twin's."""
+    from mmtwin.config import parse_id_option
+
+    ld = largedd_settings(sets, size_mib, threads)
+    ids = parse_id_option(cpus, "--cpus")
+    if ids is None:
+        ids = list(range(topo.total_cpus))
+    _check_cpus(topo, ids, "")
+    # The tarfile and every copy exist together until the copies are deleted.
+    size = -(-ld["tar_bytes"] * (ld["copies"] + 1) // (1 << 20))
+    if size > MAX_FILE_MIB:
+        raise MmtwinError(f"--set: {size} MiB of tarfile and copies is not allowed; a file workload writes at most "
+                          f"{MAX_FILE_MIB} MiB")
+    return {"kind": "largedd", "size_mib": size, "threads": 1, "cpus": ids, "largedd": ld,
+            "disk_mib": disk_size(size, disk_mib), "fs": "ext4"}
+
+
 def _overruns(out: guest.GuestOutput) -> int:
     total = 0
     for (phase, _name), text in out.sections.items():
@@ -401,6 +453,9 @@ def _settings(wl: Optional[dict[str, Any]], sysctls: list[tuple[str, str]]) -> t
                 f"DISK={int('disk_mib' in wl)}\nFS={wl.get('fs', 'ext4')}\nSWAP={int('swap_mib' in wl)}\n")
         if wl["kind"] == "fsmark":
             conf += f"FSMARK_ARGS='{' '.join(str(wl['fsmark'][f]) for f in FSMARK_FIELDS)}'\n"
+        if wl["kind"] == "largedd":
+            ld = wl["largedd"]
+            conf += f"LARGEDD_ARGS='{ld['tar_bytes']} {ld['copies']} {ld['dd_bytes']} {ld['download_mib_s']}'\n"
     return conf, "".join(f"{k} {v}\n" for k, v in sysctls)
 
 
@@ -410,14 +465,15 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
                accel: str = "auto", timeout: float = 300.0, workload_on: bool = True,
                extra_conf: str = "", kind: str = "memhog", disk_mib: Optional[int] = None,
                trace: Optional[str] = None, fsmark: Optional[str] = None, swap_mib: Optional[int] = None,
-               passes: int = 1, calibrate: bool = False, fs: Optional[str] = None) -> tuple[dict[str, Any], guest.BootResult]:
+               passes: int = 1, calibrate: bool = False, fs: Optional[str] = None,
+               sets: Optional[Sequence[str]] = None) -> tuple[dict[str, Any], guest.BootResult]:
     """Boot, run the workload (unless `workload_on` is False) and return (the result dict, the boot).
     `extra_conf` is added to the guest's /oracle.conf (oracle compare's WMARK_RECOMPUTE); `trace`, a
     file the guest's vmscan trace of a file workload is written to; `calibrate`: a workload with a
     virtio disk (files or swap) first measures the guest's disk and fault speeds (doc["calibration"])."""
     topo = guest.guest_topology(machine, mem_mib, scale, max_cpus)
     settings = parse_sysctls(sysctls)
-    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, passes, fs) if workload_on else None
+    wl = workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, passes, fs, sets) if workload_on else None
     trace_out = check_trace(trace, wl)
     if trace_out is not None and wl is not None:
         add_trace_disk(wl, topo.total_cpus)
@@ -447,7 +503,7 @@ def oracle_run(machine: Any, *, mem_mib: Optional[int] = None, scale: Optional[f
         why = f": {said[-1][:160]}" if said else ""
         killed = " (137: killed, the OOM killer?)" if status == 137 else ""
         what = "hog" if wl["kind"] == "memhog" else f"{wl['kind']} workload"
-        option = "--fsmark" if wl["kind"] == "fsmark" else "--size-mib"
+        option = {"fsmark": "--fsmark", "largedd": "--set"}.get(wl["kind"], "--size-mib")
         raise MmtwinError(f"{option}: the {what} of {wl['size_mib']} MiB failed in the guest, "
                           f"exit status {status}{killed}{why}")
     snaps = snapshots(out)
@@ -502,6 +558,11 @@ def _describe(wl: dict[str, Any]) -> str:
         passes = wl.get("passes", 1)
         times = f", {passes} passes" if passes > 1 else ""
         return f"memhog {wl['size_mib']} MiB{times}, {wl['threads']} thread(s) on CPU {cpus}"
+    if wl["kind"] == "largedd":
+        ld = wl["largedd"]
+        return (f"largedd {ld['tar_mib']:g} MiB tarfile at {ld['download_mib_s']} MiB/s, {ld['copies']} dd copies "
+                f"with bs={ld['dd_bytes']} ({wl['size_mib']} MiB), on CPUs {cpus}, files on {wl['fs']} on a "
+                f"{wl['disk_mib']} MiB virtio disk")
     if wl["kind"] == "fsmark":
         f = wl["fsmark"]
         return (f"fsmark -d x {f['dirs']} -D {f['subdirs']} -N {f['files_per_subdir']} -n {f['files']} "
