@@ -144,13 +144,9 @@ def _id_list(text: Optional[str], option: str) -> Optional[list[int]]:
 
 
 def _set_value(text: str) -> Any:
-    """A ``--set`` value: a TOML value (``20``, ``0.5``, ``[0, 1]``, ``"x"``), else the bare text."""
-    import tomllib
+    from mmtwin.config import parse_set_value
 
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
+    return parse_set_value(text)
 
 
 # CLI option -> workload field; each applies only to the kinds that have the field.

@@ -1013,6 +1013,14 @@ _FSMARK_FIELDS = {"-D": "subdirs", "-N": "files_per_subdir", "-n": "files", "-L"
                   "-s": "file_bytes", "-t": "threads", "-S": "sync_method", "-w": "write_bytes"}
 
 
+def parse_set_value(text: str) -> Any:
+    """A ``--set KEY=VALUE`` value: a TOML value (``20``, ``0.5``, ``[0, 1]``, ``"x"``), else the bare text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 def parse_fsmark_command(text: str, where: str = "--fsmark") -> dict[str, Any]:
     """fs_mark's command line (``./fs_mark -d DIR -D 100 -N 5000 -n 208 -L 35 -t 24 -S0 -s 524288``) as fsmark fields.
 

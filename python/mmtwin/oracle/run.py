@@ -106,7 +106,7 @@ def fsmark_settings(text: Optional[str], size_mib: Optional[int], threads: int) 
 def largedd_settings(sets: Optional[Sequence[str]], size_mib: Optional[int], threads: int) -> dict[str, Any]:
     """--set KEY=VALUE for --workload largedd: the twin's largedd fields (LARGEDD_FIELDS), checked as the twin
     checks them."""
-    from mmtwin.config import LargeddParams, validate
+    from mmtwin.config import LargeddParams, parse_set_value, validate
 
     if size_mib is not None:
         raise MmtwinError(f"--size-mib: {size_mib} is not allowed with --workload largedd; give the tarfile's size "
@@ -120,9 +120,7 @@ def largedd_settings(sets: Optional[Sequence[str]], size_mib: Optional[int], thr
         if not sep or key not in LARGEDD_FIELDS:
             raise MmtwinError(f"--set: {item!r} is not allowed; expected KEY=VALUE with KEY one of "
                               f"{', '.join(LARGEDD_FIELDS)}, e.g. tar_mib=512")
-        from mmtwin.cli import _set_value
-
-        data[key] = _set_value(text.strip())
+        data[key] = parse_set_value(text.strip())
     p = validate(LargeddParams, data, "--set")
     return {"tar_mib": p.tar_mib, "copies": p.copies, "dd_kib": p.dd_kib, "download_mib_s": p.download_mib_s,
             "tar_bytes": int(p.tar_mib * (1 << 20)) // 4096 * 4096, "dd_bytes": int(p.dd_kib * 1024)}
