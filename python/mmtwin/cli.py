@@ -1090,7 +1090,7 @@ _O_CPUS = typer.Option(None, "--cpus", metavar="LIST",
                             "default all).")
 _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
                        help="MiB the workload touches in all, one store per 4 KiB page (default: memhog half of node 0, "
-                            "mmapstream 1.5 x the guest's memory; fsmark: from --fsmark).")
+                            "mmapstream 1.5 x the guest's memory; fsmark: from --fsmark; largedd: from --set).")
 _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                            help="memhog (anonymous memory; default), mmapstream (shared file mappings written page by "
                                 "page on ext4 (or --fs xfs) on a virtio disk, then removed: the twin's workload of that name, stage 1) "
@@ -1104,7 +1104,7 @@ _O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
                          help="--workload fsmark: fs_mark's command line as 'mmtwin run --fsmark' takes it (-d -D -N -n -L "
                               "-t -s -w, -S0); its processes may run on every CPU of --cpus (default: all).")
 _O_DISK = typer.Option(None, "--disk-mib", metavar="N",
-                       help="mmapstream, fsmark: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
+                       help="mmapstream, fsmark, largedd: the virtio disk's size in MiB (default: the files, a quarter more and 256 MiB). "
                             "A sparse image in the oracle's cache, formatted on the host (ext4, or --fs).")
 _O_SWAP = typer.Option(None, "--swap-mib", metavar="N",
                        help="Give the guest N MiB of swap on a virtio disk of its own (a sparse image in the oracle's "
@@ -1117,7 +1117,7 @@ _O_SET = typer.Option(None, "--set", metavar="KEY=VALUE",
                       help="--workload largedd: tar_mib=N (required), copies=N (required), dd_kib=K (dd's bs, default "
                            "1024) and download_mib_s=N (required), as the twin's largedd takes them (repeatable).")
 _O_FS = typer.Option(None, "--fs", metavar="ext4|xfs",
-                     help="mmapstream, fsmark: the filesystem on the virtio disk, made on the host (default ext4; "
+                     help="mmapstream, fsmark, largedd: the filesystem on the virtio disk, made on the host (default ext4; "
                           "xfs needs mkfs.xfs, Debian's xfsprogs). The twin gets the same kind.")
 _O_MAX_CPUS = typer.Option(8, "--max-cpus", metavar="N", help=ORACLE_MAX_CPUS_HELP)
 _O_KERNEL = typer.Option(None, "--kernel", metavar="FILE", help=ORACLE_KERNEL_HELP)

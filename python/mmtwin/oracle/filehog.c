@@ -31,7 +31,9 @@
  *
  * LARGE DD as the twin's `largedd` workload has it (MMTests 2011): one
  * process, allowed on every CPU of CPULIST, "downloads" DIR/tarfile,
- * writing TAR_BYTES in 64 KiB pieces no faster than DOWNLOAD_MIB_S, then
+ * writing TAR_BYTES in 64 KiB pieces, each not before the network would
+ * have delivered it counting from when the one before began (a writer held
+ * up by the kernel does not catch up in a burst), then
  * copies it COPIES times to DIR/copy-i with read() and write() calls of
  * DD_BYTES (dd bs=), opening the source afresh for each copy, and prints
  * the seconds each phase took; COMMAND, if given, runs (the oracle's
@@ -385,7 +387,7 @@ static int largedd(int argc, char **argv)
 	if (run_on(cpus, ncpus))
 		return 1;
 	memset(buf, 'm', sizeof(buf));
-	/* Download: 64 KiB a time, each piece not before the network would have delivered it. */
+	/* Download: 64 KiB a time; the next piece arrives n / rate after this one began (as the twin's). */
 	snprintf(src, sizeof(src), "%s/tarfile", argv[2]);
 	fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
@@ -395,18 +397,22 @@ static int largedd(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (done = 0; done < tar_bytes;) {
 		long n = tar_bytes - done < 65536 ? tar_bytes - done : 65536;
-		double due = (double)done / ((double)rate * 1048576.0);
-		double now = seconds_since(&t0);
+		double began = seconds_since(&t0);
+		double wait;
 
-		if (due > now) {
-			struct timespec nap = { (time_t)(due - now), (long)((due - now - (double)(time_t)(due - now)) * 1e9) };
-			nanosleep(&nap, NULL);
-		}
 		if (write_all(fd, buf, n, src))
 			return 1;
 		done += n;
+		wait = began + (double)n / ((double)rate * 1048576.0) - seconds_since(&t0);
+		if (done < tar_bytes && wait > 0) {
+			struct timespec nap = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
+			nanosleep(&nap, NULL);
+		}
 	}
-	close(fd);
+	if (close(fd) != 0) {
+		fprintf(stderr, "filehog: cannot close %s: %s\n", src, strerror(errno));
+		return 1;
+	}
 	secs[0] = seconds_since(&t0);
 	/* dd: read and write DD_BYTES a call, a fresh open of the source for each copy. */
 	clock_gettime(CLOCK_MONOTONIC, &phase);
@@ -415,9 +421,13 @@ static int largedd(int argc, char **argv)
 
 		snprintf(dst, sizeof(dst), "%s/copy-%ld", argv[2], c);
 		in = open(src, O_RDONLY);
+		if (in < 0) {
+			fprintf(stderr, "filehog: cannot open %s: %s\n", src, strerror(errno));
+			return 1;
+		}
 		out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (in < 0 || out < 0) {
-			fprintf(stderr, "filehog: cannot open %s or %s: %s\n", src, dst, strerror(errno));
+		if (out < 0) {
+			fprintf(stderr, "filehog: cannot create %s: %s\n", dst, strerror(errno));
 			return 1;
 		}
 		for (;;) {

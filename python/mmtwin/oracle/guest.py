@@ -258,9 +258,12 @@ MKFS_EXT4 = ("-q", "-F", "-t", "ext4", "-b", "4096", "-I", "256", "-i", "16384",
              "-L", "mmtwin")
 
 
-# mkfs.xfs's settings: the UUID fixed; everything else xfsprogs 6.1's defaults, which Linux 6.1 mounts
-# (v5 format: CRCs, free inode btree, reflink, sparse inodes). Unlike mke2fs it writes the time into the
-# image, so two images of the same inputs differ in their timestamps.
+# mkfs.xfs's settings: the UUID fixed; the features the host's xfsprogs chooses by default (Debian
+# bookworm's xfsprogs 6.1: CRCs, free inode btree, reflink, sparse inodes, which Linux 6.1 mounts; its
+# own lts_6.1.conf names an option, nrext64, that this mkfs.xfs refuses, so it is not given). A newer
+# xfsprogs may turn on features an older guest kernel cannot mount: the mount then fails with one line.
+# Unlike mke2fs it writes the time into the image, so two images of the same inputs differ in their
+# timestamps.
 MKFS_XFS = ("-q", "-f", "-m", "uuid=6d6d7477-696e-4f72-8163-6c6558667300")
 # Per filesystem kind: the mkfs program, its arguments, and the Debian package that has it.
 MKFS = {"ext4": ("mkfs.ext4", MKFS_EXT4, "e2fsprogs"), "xfs": ("mkfs.xfs", MKFS_XFS, "xfsprogs")}

@@ -29,8 +29,11 @@ VMSTAT_DELTAS = (
 # ext4 (filehog.c; the twin's workload of the same name).
 WORKLOADS = ("memhog", "mmapstream", "fsmark", "largedd")
 FILE_WORKLOADS = ("mmapstream", "fsmark", "largedd")
-# The largedd fields --set takes (the twin's largedd workload's, config.LargeddParams).
+# The largedd fields --set takes (the twin's largedd workload's, config.LargeddParams), and what the
+# guest's filehog can do: dd calls of at most 1 MiB (its buffer), at most 2^20 copies.
 LARGEDD_FIELDS = ("tar_mib", "copies", "dd_kib", "download_mib_s")
+MAX_DD_BYTES = 1 << 20
+MAX_COPIES = 1 << 20
 # The fsmark fields the guest's filehog takes, in its argument order after THREADS and CPULIST.
 FSMARK_FIELDS = ("dirs", "subdirs", "files_per_subdir", "files", "iterations", "file_bytes", "write_bytes")
 MIN_DISK_MIB = 64
@@ -70,17 +73,34 @@ def parse_sysctls(items: Optional[Sequence[str]]) -> list[tuple[str, str]]:
     return out
 
 
-def disk_size(size_mib: int, disk_mib: Optional[int]) -> int:
-    """The file workload's disk: --disk-mib, or room for its files plus ext4's own (a quarter more, and 256 MiB)."""
+def fs_room(disk_mib: int, fs: str = "ext4") -> int:
+    """MiB a fresh filesystem of `disk_mib` MiB leaves for files: ext4's metadata (inode tables, journal,
+    group descriptors) takes a few percent; xfs (xfsprogs 6.1's mkfs) keeps 64 MiB of log, and 6.1 sets
+    aside min(5%, 32 MiB) when mounting, and a little for each allocation group."""
+    if fs == "xfs":
+        return disk_mib - 64 - min(disk_mib // 20, 32) - disk_mib // 64 - 8
+    return disk_mib - disk_mib // 16 - 32
+
+
+def disk_size(size_mib: int, disk_mib: Optional[int], fs: str = "ext4") -> int:
+    """The file workload's disk: --disk-mib, or room for its files plus the filesystem's own (a quarter more,
+    and 256 MiB; xfs at least MIN_XFS_MIB, the smallest mkfs.xfs makes)."""
     if disk_mib is None:
-        return size_mib + size_mib // 4 + 256
+        size = size_mib + size_mib // 4 + 256
+        return max(size, MIN_XFS_MIB) if fs == "xfs" else size
     if not MIN_DISK_MIB <= disk_mib <= MAX_DISK_MIB:
         raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed; expected {MIN_DISK_MIB} to {MAX_DISK_MIB} MiB")
-    # ext4's metadata (inode tables, journal, group descriptors) takes a few percent of the disk.
-    room = disk_mib - disk_mib // 16 - 32
-    if size_mib > room:
+    if fs == "xfs" and disk_mib < MIN_XFS_MIB:
+        raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with --fs xfs; mkfs.xfs makes filesystems of "
+                          f"{MIN_XFS_MIB} MiB or more")
+    if size_mib > fs_room(disk_mib, fs):
+        need = size_mib
+        while fs_room(need, fs) < size_mib:
+            need += 1 + (size_mib - fs_room(need, fs)) // 2
+        if fs == "xfs":
+            need = max(need, MIN_XFS_MIB)
         raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed for a {size_mib} MiB workload; its files need "
-                          f"at least {size_mib + size_mib // 15 + 35} MiB with ext4's own metadata")
+                          f"at least {need} MiB with {fs}'s own metadata")
     return disk_mib
 
 
@@ -122,8 +142,18 @@ def largedd_settings(sets: Optional[Sequence[str]], size_mib: Optional[int], thr
                               f"{', '.join(LARGEDD_FIELDS)}, e.g. tar_mib=512")
         data[key] = parse_set_value(text.strip())
     p = validate(LargeddParams, data, "--set")
+    tar_bytes, dd_bytes = int(p.tar_mib * (1 << 20)) // 4096 * 4096, int(p.dd_kib * 1024)
+    # The guest's filehog: calls of at most its 1 MiB buffer, at most 2^20 copies; and the twin's dd makes
+    # one call a page below a page and whole pages above, so other sizes would be different work.
+    if tar_bytes < 4096:
+        raise MmtwinError(f"--set: tar_mib={p.tar_mib:g} is not allowed; the tarfile must be at least one 4 KiB page")
+    if dd_bytes > MAX_DD_BYTES or (4096 % dd_bytes if dd_bytes < 4096 else dd_bytes % 4096):
+        raise MmtwinError(f"--set: dd_kib={p.dd_kib:g} is not allowed in the guest; expected a divisor of 4 KiB "
+                          f"(0.5, 1, 2, 4) or a multiple of 4 KiB up to {MAX_DD_BYTES >> 10}")
+    if p.copies > MAX_COPIES:
+        raise MmtwinError(f"--set: copies={p.copies} is not allowed in the guest; expected 1 to {MAX_COPIES}")
     return {"tar_mib": p.tar_mib, "copies": p.copies, "dd_kib": p.dd_kib, "download_mib_s": p.download_mib_s,
-            "tar_bytes": int(p.tar_mib * (1 << 20)) // 4096 * 4096, "dd_bytes": int(p.dd_kib * 1024)}
+            "tar_bytes": tar_bytes, "dd_bytes": dd_bytes}
 
 
 def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
@@ -147,18 +177,12 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
                           "several passes")
     if not 1 <= passes <= MAX_PASSES:
         raise MmtwinError(f"--passes: {passes} is not allowed; expected 1 to {MAX_PASSES}")
+    if kind != "fsmark" and fsmark is not None:
+        raise MmtwinError(f"--fsmark: not allowed with --workload {kind}; give --workload fsmark")
     if kind == "largedd":
-        wl = _largedd_workload(topo, sets, size_mib, threads, cpus, disk_mib)
+        wl = _largedd_workload(topo, sets, size_mib, threads, cpus, disk_mib, fs or "ext4")
     else:
-        wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib)
-    if fs == "xfs":
-        # mkfs.xfs (xfsprogs 5.19 on) refuses a filesystem under 300 MB.
-        if disk_mib is not None and disk_mib < MIN_XFS_MIB:
-            raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with --fs xfs; mkfs.xfs makes filesystems of "
-                              f"{MIN_XFS_MIB} MiB or more")
-        wl["disk_mib"] = max(wl["disk_mib"], MIN_XFS_MIB)
-    if fs is not None:
-        wl["fs"] = fs
+        wl = _workload(topo, size_mib, threads, cpus, kind, disk_mib, fsmark, swap_mib, fs or "ext4")
     if swap_mib is not None:
         wl["swap_mib"] = swap_mib
     if kind == "memhog":
@@ -167,14 +191,13 @@ def workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, c
 
 
 def _workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, cpus: Optional[str],
-              kind: str, disk_mib: Optional[int], fsmark: Optional[str], swap_mib: Optional[int]) -> dict[str, Any]:
+              kind: str, disk_mib: Optional[int], fsmark: Optional[str], swap_mib: Optional[int],
+              fs: str) -> dict[str, Any]:
     if kind == "memhog" and disk_mib is not None:
         raise MmtwinError(f"--disk-mib: {disk_mib} is not allowed with the memhog workload, which uses no disk; "
                           f"give --workload {FILE_WORKLOADS[0]}")
-    if kind != "fsmark" and fsmark is not None:
-        raise MmtwinError(f"--fsmark: not allowed with --workload {kind}; give --workload fsmark")
     if kind == "fsmark":
-        return _fsmark_workload(topo, fsmark, size_mib, threads, cpus, disk_mib)
+        return _fsmark_workload(topo, fsmark, size_mib, threads, cpus, disk_mib, fs)
     if size_mib is None:
         # The memory hog fits in node 0; a file workload writes half as much again as the guest has.
         size_mib = topo.memory_mib[0] // 2 if kind == "memhog" else topo.total_mib * 3 // 2
@@ -211,8 +234,8 @@ def _workload(topo: guest.GuestTopology, size_mib: Optional[int], threads: int, 
     _check_cpus(topo, ids, "; each thread gets its own CPU")
     wl: dict[str, Any] = {"kind": kind, "size_mib": size_mib, "threads": threads, "cpus": ids}
     if kind in FILE_WORKLOADS:
-        wl["disk_mib"] = disk_size(size_mib, disk_mib)
-        wl["fs"] = "ext4"
+        wl["disk_mib"] = disk_size(size_mib, disk_mib, fs)
+        wl["fs"] = fs
     return wl
 
 
@@ -389,7 +412,7 @@ def _check_cpus(topo: guest.GuestTopology, ids: list[int], why_twice: str) -> No
 
 
 def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib: Optional[int], threads: int,
-                     cpus: Optional[str], disk_mib: Optional[int]) -> dict[str, Any]:
+                     cpus: Optional[str], disk_mib: Optional[int], fs: str) -> dict[str, Any]:
     """fs_mark in the guest: its processes may run on every CPU of --cpus (default: all the guest's), as
     the twin's fsmark threads may on theirs."""
     from mmtwin.config import parse_id_option
@@ -408,11 +431,11 @@ def _fsmark_workload(topo: guest.GuestTopology, fsmark: Optional[str], size_mib:
     # the data.
     files = fm["threads"] * fm["files"] * fm["iterations"]
     return {"kind": "fsmark", "size_mib": size, "threads": fm["threads"], "cpus": ids, "fsmark": fm,
-            "disk_mib": disk_size(size + files // 64 + 1, disk_mib), "fs": "ext4"}
+            "disk_mib": disk_size(size + files // 64 + 1, disk_mib, fs), "fs": fs}
 
 
 def _largedd_workload(topo: guest.GuestTopology, sets: Optional[Sequence[str]], size_mib: Optional[int],
-                      threads: int, cpus: Optional[str], disk_mib: Optional[int]) -> dict[str, Any]:
+                      threads: int, cpus: Optional[str], disk_mib: Optional[int], fs: str) -> dict[str, Any]:
     """LARGE DD in the guest: one process, allowed on every CPU of --cpus (default all), as the twin's."""
     from mmtwin.config import parse_id_option
 
@@ -427,7 +450,7 @@ def _largedd_workload(topo: guest.GuestTopology, sets: Optional[Sequence[str]], 
         raise MmtwinError(f"--set: {size} MiB of tarfile and copies is not allowed; a file workload writes at most "
                           f"{MAX_FILE_MIB} MiB")
     return {"kind": "largedd", "size_mib": size, "threads": 1, "cpus": ids, "largedd": ld,
-            "disk_mib": disk_size(size, disk_mib), "fs": "ext4"}
+            "disk_mib": disk_size(size, disk_mib, fs), "fs": fs}
 
 
 def _overruns(out: guest.GuestOutput) -> int:
