@@ -1084,10 +1084,10 @@ _O_MEM = typer.Option(None, "--mem-mib", metavar="N", help=ORACLE_MEM_HELP)
 _O_SCALE = typer.Option(None, "--scale", metavar="S", help=ORACLE_SCALE_HELP)
 _O_THREADS = typer.Option(1, "--threads", "-t", metavar="N",
                           help="memhog threads or mmapstream processes, one per CPU (CPUs 0..N-1 unless --cpus); "
-                               "fsmark takes -t in --fsmark.")
+                               "fsmark takes -t in --fsmark; largedd runs one process.")
 _O_CPUS = typer.Option(None, "--cpus", metavar="LIST",
-                       help="Guest CPU of each thread, e.g. 0-3 or 0,4 (fsmark: the CPUs all its processes may run on, "
-                            "default all).")
+                       help="Guest CPU of each thread, e.g. 0-3 or 0,4 (fsmark, largedd: the CPUs its processes may run "
+                            "on, default all).")
 _O_SIZE = typer.Option(None, "--size-mib", metavar="N",
                        help="MiB the workload touches in all, one store per 4 KiB page (default: memhog half of node 0, "
                             "mmapstream 1.5 x the guest's memory; fsmark: from --fsmark; largedd: from --set).")
@@ -1098,7 +1098,8 @@ _O_WORKLOAD = typer.Option("memhog", "--workload", "-w", metavar="KIND",
                                 "downloaded, dd'd several times, the copies deleted; --set).")
 _O_TRACE = typer.Option(None, "--trace", metavar="FILE",
                         help="Write the guest kernel's vmscan tracepoints during the workload (ftrace text, read out of "
-                             "its disk; the memory hog gets a 128 MiB disk for it) to FILE and count them; with compare, "
+                             "its disk; the memory hog gets an ext4 disk for it, 64 MiB and 8 MiB a CPU; not with --fs "
+                             "xfs) to FILE and count them; with compare, "
                              "the twin's trace goes to FILE.twin and the counts are printed side by side.")
 _O_FSMARK = typer.Option(None, "--fsmark", metavar="ARGS",
                          help="--workload fsmark: fs_mark's command line as 'mmtwin run --fsmark' takes it (-d -D -N -n -L "
