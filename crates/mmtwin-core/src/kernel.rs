@@ -56,6 +56,12 @@ pub struct KTask {
     /// Reclaim met enough dirty pages in this zone to throttle (patch 6):
     /// the reclaimer calls wait_iff_congested at its next point that can sleep.
     pub throttle: Option<usize>,
+    /// throttle_vm_writeout (3.0, the end of shrink_zone): pages under
+    /// writeback are over 110% of the dirty threshold. 1: the reclaimer
+    /// sleeps in congestion_wait(HZ/10) at its next point that can sleep;
+    /// 2: it slept and, its allocation allowing __GFP_FS and __GFP_IO,
+    /// looks again when it runs.
+    pub vm_throttle: u8,
     /// Reclaim submitted a write that a request list refused: the
     /// reclaimer sleeps in get_request_wait at its next point that can
     /// sleep, then submits its waiting bios ([`Kernel::submit_pending_writes`]).
@@ -292,6 +298,7 @@ impl Kernel {
                 in_fault: false,
                 stable_wait: false,
                 throttle: None,
+                vm_throttle: 0,
                 request_wait: false,
                 ioc: Default::default(),
                 ioc_slept: false,

@@ -247,9 +247,11 @@ impl Kernel {
         (scanned, taken)
     }
 
-    /// putback_lru_pages: each isolated page back to the head of its list.
+    /// putback_lru_pages: each isolated page back to the head of its list,
+    /// the oldest first (lru_to_page takes the list's tail), so the pages
+    /// keep their order on the LRU.
     fn putback_lru_pages(&mut self, ctx: &mut Ctx, zi: usize, list: &mut ListHead) {
-        while let Some(p) = self.mm.pages.pop_front(list) {
+        while let Some(p) = self.mm.pages.pop_back(list) {
             let f = self.mm.pages.flags[p as usize];
             let file = f & PG_SWAPBACKED == 0;
             let active = f & PG_ACTIVE != 0;
@@ -305,7 +307,11 @@ impl Kernel {
         let (mut reclaimed, mut nr_dirty, mut nr_writeback, mut nr_congested) = (0u64, 0u64, 0u64, 0u64);
         let may_enter_fs = sc.gfp & gfp::FS != 0;
         let who = 2 * sc.kswapd as usize;
-        while let Some(p) = self.mm.pages.pop_front(list) {
+        // The oldest page first: isolate_lru_pages put the pages it took
+        // from the LRU's tail at the batch's head, one after another, so the
+        // batch's tail is the oldest (lru_to_page(page_list)). Kept pages go
+        // to the head of `keep`, which ends youngest first at its head.
+        while let Some(p) = self.mm.pages.pop_back(list) {
             ctx.sys += self.cost.scan_page_ns;
             self.mm.sim.page_events += 1;
             let f = self.mm.pages.flags[p as usize];
@@ -558,7 +564,11 @@ impl Kernel {
         let mut rotated = 0;
         let mut deactivated = 0;
         let inactive = lru - 1;
-        while let Some(p) = self.mm.pages.pop_front(&mut list) {
+        // The oldest page first (as shrink_page_list), each put at the head
+        // of the inactive list: 3.0 collects them on l_inactive and
+        // move_active_pages_to_lru moves them from its tail, with the same
+        // order as the result.
+        while let Some(p) = self.mm.pages.pop_back(&mut list) {
             ctx.sys += self.cost.scan_page_ns;
             self.mm.sim.page_events += 1;
             if self.mm.pages.test(p, PG_MAPPED) && self.mm.pages.test_clear(p, PG_YOUNG) {
@@ -594,7 +604,8 @@ impl Kernel {
     fn get_scan_count(&mut self, zi: usize, sc: &ScanControl, prio: i32) -> [u64; 4] {
         let size = |l: usize| self.zs(zi, lru_stat(l)).max(0) as u64;
         // force_scan: kswapd scans at least SWAP_CLUSTER_MAX. 3.0 only when
-        // the zone's LRU pages >> priority fall below it; 3.1 always.
+        // the zone's LRU pages >> priority fall below it, and after the
+        // fraction; 3.1 always, before it.
         let lru_total: u64 = (0..4).map(size).sum();
         let force_scan = sc.kswapd && (self.era == crate::spec::Era::V31 || (lru_total >> prio) < SWAP_CLUSTER_MAX);
         let (fraction, denominator, noswap) = if !sc.may_swap || self.nr_swap_pages() <= 0 {
@@ -626,12 +637,26 @@ impl Kernel {
         for (l, slot) in nr.iter_mut().enumerate() {
             let file = is_file_lru(l) as usize;
             let mut scan = self.zs(zi, lru_stat(l)).max(0) as u64;
-            if prio > 0 || noswap {
-                scan >>= prio;
-                if scan == 0 && force_scan {
+            if self.era == crate::spec::Era::V31 {
+                // 3.1: the forced batch before the anon/file fraction.
+                if prio > 0 || noswap {
+                    scan >>= prio;
+                    if scan == 0 && force_scan {
+                        scan = SWAP_CLUSTER_MAX;
+                    }
+                    scan = scan * fraction[file] / denominator;
+                }
+            } else {
+                // 3.0: the fraction first; a list left with nothing gets the
+                // forced batch whatever its fraction (anon only with swap),
+                // at priority 0 too.
+                if prio > 0 || noswap {
+                    scan >>= prio;
+                    scan = scan * fraction[file] / denominator;
+                }
+                if scan == 0 && force_scan && (file == 1 || !noswap) {
                     scan = SWAP_CLUSTER_MAX;
                 }
-                scan = scan * fraction[file] / denominator;
             }
             *slot = scan;
         }
@@ -681,6 +706,40 @@ impl Kernel {
         if self.inactive_anon_is_low(zi) {
             self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, sc, false);
         }
+        if matches!(self.era, crate::spec::Era::V30 | crate::spec::Era::V31) && self.vm_writeout_over() {
+            self.kt[pid].vm_throttle = 1;
+        }
+    }
+
+    /// throttle_vm_writeout's test: NR_WRITEBACK (+ NR_UNSTABLE_NFS, none
+    /// here) above the dirty threshold plus a tenth.
+    fn vm_writeout_over(&self) -> bool {
+        let (_, thresh) = self.global_dirty_limits();
+        let (_, wb) = self.global_dirty();
+        wb.max(0) as u64 > thresh + thresh / 10
+    }
+
+    /// throttle_vm_writeout at the reclaimer's next point that can sleep:
+    /// congestion_wait(HZ/10) while pages under writeback stay over the
+    /// mark; after the first wait, only for an allocation with __GFP_FS and
+    /// __GFP_IO (the others may hold locks the writeback needs).
+    fn take_vm_throttle(&mut self, ctx: &mut Ctx, g: u32) -> Option<Next> {
+        let pid = ctx.pid as usize;
+        match self.kt[pid].vm_throttle {
+            0 => None,
+            1 => {
+                self.kt[pid].vm_throttle = if g & (gfp::FS | gfp::IO) == gfp::FS | gfp::IO { 2 } else { 0 };
+                Some(self.congestion_wait(ctx, self.jiffies_ns(self.hz / 10)))
+            }
+            _ => {
+                if self.vm_writeout_over() {
+                    Some(self.congestion_wait(ctx, self.jiffies_ns(self.hz / 10)))
+                } else {
+                    self.kt[pid].vm_throttle = 0;
+                    None
+                }
+            }
+        }
     }
 
     fn shrink_list(&mut self, ctx: &mut Ctx, l: usize, nr: u64, zi: usize, sc: &mut ScanControl, prio: i32) -> u64 {
@@ -711,6 +770,9 @@ impl Kernel {
             if let Some(next) = self.end_of_iteration_wait(ctx, &zones, scanned, dr.prio + 1) {
                 return Err(next);
             }
+        }
+        if let Some(next) = self.take_vm_throttle(ctx, dr.gfp) {
+            return Err(next);
         }
         while dr.prio >= 0 {
             let prio = dr.prio;
@@ -747,6 +809,12 @@ impl Kernel {
                         return Err(wait);
                     }
                     self.kt[ctx.pid as usize].zone_resume = None;
+                }
+                // throttle_vm_writeout after this zone: the next zone when woken.
+                if let Some(wait) = self.take_vm_throttle(ctx, dr.gfp) {
+                    dr.resume_zone = Some((j + 1, sc.nr_scanned));
+                    dr.nr_reclaimed = sc.nr_reclaimed;
+                    return Err(wait);
                 }
             }
             let lru_pages: u64 = zones.iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
@@ -857,6 +925,7 @@ impl Kernel {
         // wait for a free request (its writes, RECLAIM_WRITE or
         // RECLAIM_SWAP, still wait for theirs in the queue).
         self.kt[pid].throttle = None;
+        self.kt[pid].vm_throttle = 0;
         self.orphan_pending_writes(pid as u32);
         self.kt[pid].zone_resume = None;
         sc.nr_reclaimed >= nr_pages
@@ -983,6 +1052,9 @@ impl Kernel {
                 Next::Run
             }
             KsState::Balancing => {
+                if let Some(next) = self.take_vm_throttle(ctx, gfp::GFP_KERNEL) {
+                    return next;
+                }
                 if let Some((wants_wait, has_under_min)) = self.kswapd[node].end_wait.take() {
                     if wants_wait {
                         if has_under_min {
@@ -1082,6 +1154,13 @@ impl Kernel {
                         return next;
                     }
                     self.kt[ctx.pid as usize].zone_resume = None;
+                }
+                // throttle_vm_writeout at the end of this zone's
+                // shrink_zone: kswapd sleeps and goes on with the pass.
+                if let Some(next) = self.take_vm_throttle(ctx, gfp::GFP_KERNEL) {
+                    self.kswapd[node].nr_reclaimed = sc.nr_reclaimed;
+                    self.kswapd[node].resume_from = i;
+                    return next;
                 }
             }
             let ks = &mut self.kswapd[node];
@@ -1435,15 +1514,21 @@ mod tests {
 
     #[test]
     fn the_series_decides_who_writes_a_dirty_file_page() {
-        // 3.0: every reclaimer calls pageout (counted); xfs writes only for kswapd.
-        assert_eq!(reclaim_dirty(0, true, DEF_PRIORITY), (32, 0, 32, false));
+        // 3.0: every reclaimer calls pageout (counted); xfs writes only for
+        // kswapd. The oldest page comes first and xfs_cluster_write takes
+        // the 31 after it along, so kswapd's one pageout writes all 32 and
+        // the rest are found under writeback.
+        assert_eq!(reclaim_dirty(0, true, DEF_PRIORITY), (1, 0, 32, false));
         assert_eq!(reclaim_dirty(0, false, DEF_PRIORITY), (32, 0, 0, false));
         // Patches 1-7: direct reclaim never writes, kswapd only below DEF_PRIORITY - 2;
         // the pages skipped are marked for immediate reclaim, and meeting 32
         // dirty pages of 32 taken asks for the throttle at any priority.
         assert_eq!(reclaim_dirty(7, false, DEF_PRIORITY), (0, 32, 0, true));
         assert_eq!(reclaim_dirty(7, true, DEF_PRIORITY - 2), (0, 32, 0, true));
-        assert_eq!(reclaim_dirty(7, true, DEF_PRIORITY - 3), (32, 0, 32, true));
+        // At DEF_PRIORITY - 3 kswapd writes: its first pageout takes the
+        // whole batch under writeback, so one dirty page of 32 is met, fewer
+        // than 32 >> 3, and no throttle is asked for.
+        assert_eq!(reclaim_dirty(7, true, DEF_PRIORITY - 3), (1, 0, 32, false));
         // Patch 8: kswapd never writes a file page.
         assert_eq!(reclaim_dirty(8, true, 0), (0, 32, 0, true));
     }
