@@ -25,14 +25,21 @@ enum Mode {
 }
 
 impl Kernel {
-    /// wakeup_flusher_threads(nr_pages): queue writeback work on every bdi.
+    /// wakeup_flusher_threads(nr_pages): a work item for `nr_pages` (all
+    /// the dirty pages when 0) on every device with dirty inodes
+    /// (__bdi_start_writeback with range_cyclic = 0), and its flusher woken.
     pub fn wakeup_flusher_threads(&mut self, ctx: &mut Ctx, nr_pages: u64) {
-        if self.bdi.is_empty() {
+        if self.bdi.is_empty() || !self.bdi_has_dirty_io(0) {
             return;
         }
         let (d, _) = self.global_dirty();
         let nr = if nr_pages == 0 { d.max(0) as u64 } else { nr_pages };
-        self.bdi[0].work_pages += nr;
+        let works = &mut self.bdi[0].works;
+        if works.len() < crate::page_writeback::MAX_WORKS {
+            works.push_back(nr);
+        } else if let Some(last) = works.back_mut() {
+            *last += nr;
+        }
         self.sched.wake_up_all(Wq::Flusher(0), ctx.clock());
     }
 
@@ -109,7 +116,9 @@ impl Kernel {
         let now = ctx.now;
         let interval = self.k.dirty_writeback_centisecs * 10_000_000;
         let expire = self.k.dirty_expire_centisecs * 10_000_000;
-        let mode = if self.bdi[b].work_pages > 0 {
+        // bdi_writeback_thread: del_timer(&wb->wakeup_timer) once awake.
+        self.bdi[b].wakeup_timer = false;
+        let mode = if !self.bdi[b].works.is_empty() {
             Mode::Work
         } else if self.over_bground_thresh() {
             Mode::Background
@@ -127,13 +136,20 @@ impl Kernel {
         // kupdate writeback are range-cyclic.
         let (written, blocked) = self.writeback_inodes_wb(ctx, b, MAX_WRITEBACK_PAGES, older, mode != Mode::Work);
         if mode == Mode::Work {
-            self.bdi[b].work_pages = self.bdi[b].work_pages.saturating_sub(written);
+            // wb_writeback: the work's nr_pages less what each chunk wrote;
+            // a work is done when they are used up (every work writes at
+            // least one chunk) or a chunk finds nothing to write.
+            let w = self.bdi[b].works.front_mut().expect("a work item");
+            *w = w.saturating_sub(written);
+            if *w == 0 || (written == 0 && !blocked) {
+                self.bdi[b].works.pop_front();
+            }
         }
         if written == 0 && !blocked {
             // Nothing (left) to write in this mode.
             match mode {
                 Mode::Kupdate => self.bdi[b].last_old_flush = now,
-                Mode::Work => self.bdi[b].work_pages = 0,
+                Mode::Work => {}
                 Mode::Background => {
                     self.bdi[b].background = false;
                     return Next::Sleep { until: Some(now + interval), wq: Some(Wq::Flusher(b)), io: false };
@@ -432,13 +448,7 @@ impl Kernel {
         if let Some(b) = self.bdi.first_mut() {
             b.nr_dirty += 1;
         }
-        if !self.fs.inodes[ino as usize].on_dirty_list {
-            self.fs.inodes[ino as usize].on_dirty_list = true;
-            self.fs.inodes[ino as usize].dirtied_when = self.now;
-            if let Some(b) = self.bdi.first_mut() {
-                b.b_dirty.push_back(ino);
-            }
-        }
+        self.mark_inode_dirty_pages(ino, self.now);
     }
 
     /// Block completions due at `now`: end writeback or finish reads, wake

@@ -40,8 +40,6 @@ pub struct KTask {
     pub slow: SlowPath,
     /// balance_dirty_pages in progress.
     pub bdp: BdpState,
-    /// Pages dirtied since the last balance_dirty_pages (per-cpu ratelimit in 3.0).
-    pub dirtied: u32,
     /// PF_SWAPWRITE (kswapd, zone_reclaim): may write to a congested queue.
     pub swapwrite: bool,
     /// A page-table page was allocated for the next anonymous fault.
@@ -109,6 +107,9 @@ pub struct Kernel {
     /// (never touched), the page's pfn, or SWAP_PTE | the swap slot.
     pub anon_mm: Vec<Vec<u32>>,
     pub bdi: Vec<Bdi>,
+    /// bdp_ratelimits: per CPU, balance_dirty_pages_ratelimited's calls
+    /// since the CPU's last balance_dirty_pages.
+    pub bdp_ratelimits: Vec<u64>,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
     pub wl: Workload,
@@ -154,6 +155,7 @@ pub const MAX_SIM_NS: u64 = 86_400 * 1_000_000_000;
 impl Kernel {
     pub fn boot(spec: &Spec) -> Result<Kernel, SpecError> {
         let mut mm = Mm::boot(spec);
+        let ncpus_bdp = mm.cpu_node.len();
         for z in &mm.zones {
             if z.present > 0 && z.wmark_high >= z.present as i64 {
                 return Err(SpecError::new(
@@ -238,6 +240,7 @@ impl Kernel {
             swap,
             anon_mm: Vec::new(),
             bdi: Vec::new(),
+            bdp_ratelimits: vec![0; ncpus_bdp],
             kswapd: Vec::new(),
             trace,
             wl: Workload::None,
@@ -291,7 +294,6 @@ impl Kernel {
                 kswapd: false,
                 slow: SlowPath::default(),
                 bdp: BdpState::default(),
-                dirtied: 0,
                 swapwrite: false,
                 pte_ready: false,
                 wait: Default::default(),
@@ -527,6 +529,8 @@ impl Kernel {
 
     pub fn state_bytes(&self) -> u64 {
         self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes() + self.swap.as_ref().map_or(0, |s| s.state_bytes()) + self.anon_mm.iter().map(|pt| pt.capacity() as u64 * 4).sum::<u64>()
+            + self.bdi.iter().map(|b| b.works.capacity() as u64 * 8).sum::<u64>()
+            + self.bdp_ratelimits.len() as u64 * 8
     }
 }
 

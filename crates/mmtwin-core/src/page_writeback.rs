@@ -18,8 +18,16 @@ pub struct Bdi {
     pub b_dirty: VecDeque<u32>,
     pub b_io: VecDeque<u32>,
     pub b_more_io: VecDeque<u32>,
-    /// Pages asked for by wakeup_flusher_threads, not yet written.
-    pub work_pages: u64,
+    /// The work items wakeup_flusher_threads queued (bdi->work_list), each
+    /// the pages it asks for (what the front one has left), processed one
+    /// after another. At most MAX_WORKS: a call that finds the list full
+    /// adds its pages to the last item (3.0 kzallocs one per call; the
+    /// bound keeps the engine's memory bounded, docs/architecture.md).
+    pub works: VecDeque<u64>,
+    /// bdi_wakeup_thread_delayed's timer is armed (the first inode dirtied
+    /// on a device with no dirty inodes wakes the flusher
+    /// dirty_writeback_interval later).
+    pub wakeup_timer: bool,
     /// Background writeback asked for.
     pub background: bool,
     pub last_old_flush: u64,
@@ -38,7 +46,8 @@ impl Bdi {
             b_dirty: VecDeque::new(),
             b_io: VecDeque::new(),
             b_more_io: VecDeque::new(),
-            work_pages: 0,
+            works: VecDeque::new(),
+            wakeup_timer: false,
             background: false,
             last_old_flush: 0,
             nr_dirty: 0,
@@ -57,7 +66,17 @@ pub struct BdpState {
     pub start: u64,
     pub pages_written: u64,
     pub write_chunk: u64,
+    /// The loop's dirty_exceeded as its last pass left it: a loop that ends
+    /// at the (background + dirty) / 2 test keeps the previous pass's value,
+    /// and only a false one clears the device's flag.
+    pub exceeded: bool,
+    /// What is left of a pass's write_chunk after its writeback slept on a
+    /// full request queue (writeback_inodes_wb goes on when woken).
+    pub pass_left: u64,
 }
+
+/// The most work items a device's flusher keeps queued (Bdi::works).
+pub const MAX_WORKS: usize = 4096;
 
 impl Kernel {
     /// global_dirty_limits (3.0): (background, dirty) thresholds in pages.
@@ -118,14 +137,36 @@ impl Kernel {
         if idx < i.dirty_lo {
             i.dirty_lo = idx;
         }
-        if !i.on_dirty_list {
-            i.on_dirty_list = true;
-            i.dirtied_when = now;
-            if let Some(b) = self.bdi.first_mut() {
-                b.b_dirty.push_back(ino);
-            }
+        self.mark_inode_dirty_pages(ino, now);
+    }
+
+    /// __mark_inode_dirty(I_DIRTY_PAGES) for an inode not yet dirty: onto
+    /// b_dirty, dirtied now; the first dirty inode of a device with none
+    /// arms bdi_wakeup_thread_delayed's timer, which wakes the flusher
+    /// dirty_writeback_interval later.
+    pub fn mark_inode_dirty_pages(&mut self, ino: u32, now: u64) {
+        let i = &mut self.fs.inodes[ino as usize];
+        if i.on_dirty_list {
+            return;
         }
-        self.kt[ctx.pid as usize].dirtied += 1;
+        i.on_dirty_list = true;
+        i.dirtied_when = now;
+        if self.bdi.is_empty() {
+            return;
+        }
+        if !self.bdi_has_dirty_io(0) {
+            let interval = self.k.dirty_writeback_centisecs * 10_000_000;
+            let flusher = self.bdi[0].flusher;
+            self.bdi[0].wakeup_timer = true;
+            self.sched.add_timer(flusher, now + interval);
+        }
+        self.bdi[0].b_dirty.push_back(ino);
+    }
+
+    /// wb_has_dirty_io: inodes on b_dirty, b_io or b_more_io.
+    pub fn bdi_has_dirty_io(&self, b: usize) -> bool {
+        let d = &self.bdi[b];
+        !d.b_dirty.is_empty() || !d.b_io.is_empty() || !d.b_more_io.is_empty()
     }
 
     /// clear_page_dirty_for_io / cancel_dirty_page: the page is clean in the
@@ -187,72 +228,97 @@ impl Kernel {
         }
     }
 
-    /// balance_dirty_pages_ratelimited (3.0): every ratelimit_pages pages
-    /// dirtied (8 once the device's dirty limit is exceeded), check the
-    /// limits. 3.0 kept the count per CPU; it is kept per task here.
-    pub fn balance_dirty_pages_ratelimited(&mut self, ctx: &mut Ctx) -> Option<Next> {
-        let pid = ctx.pid as usize;
+    /// ratelimit_pages (writeback_set_ratelimit): the machine's pages over
+    /// 32 a CPU, at least 16 and at most 4 MiB.
+    fn ratelimit_pages(&self) -> u64 {
         let total = self.mm.pages.len() as u64;
         let ncpus = self.mm.cpu_node.len() as u64;
-        let mut ratelimit = (total / (ncpus * 32)).clamp(16, 4096 * 1024 / self.page_size);
-        if self.bdi.first().map(|b| b.dirty_exceeded).unwrap_or(false) {
-            ratelimit = 8;
+        (total / (ncpus * 32)).clamp(16, 4096 * 1024 / self.page_size)
+    }
+
+    /// balance_dirty_pages_ratelimited_nr (3.0): the CPU's count of calls
+    /// (bdp_ratelimits) grows by `nr`, one for each piece of a write() of
+    /// at most a page (generic_perform_write) or each write fault on a
+    /// shared mapping, dirty already or not; the task whose call brings it
+    /// to ratelimit_pages (8 once the device's dirty limit is exceeded)
+    /// checks the limits, with write_chunk = sync_writeback_pages(count).
+    /// A task whose balance_dirty_pages slept goes on with it (nr 0).
+    pub fn balance_dirty_pages_ratelimited(&mut self, ctx: &mut Ctx, nr: u64) -> Option<Next> {
+        let pid = ctx.pid as usize;
+        if self.kt[pid].bdp.active {
+            return self.balance_dirty_pages(ctx, 0);
         }
-        if !self.kt[pid].bdp.active && (self.kt[pid].dirtied as u64) < ratelimit {
+        let rp = self.ratelimit_pages();
+        let ratelimit = if self.bdi.first().map(|b| b.dirty_exceeded).unwrap_or(false) { 8 } else { rp };
+        let c = &mut self.bdp_ratelimits[ctx.cpu];
+        *c += nr;
+        if *c < ratelimit {
             return None;
         }
-        self.balance_dirty_pages(ctx)
+        let dirtied = std::mem::take(c).max(rp);
+        self.balance_dirty_pages(ctx, dirtied + dirtied / 2)
     }
 
     /// balance_dirty_pages (3.0, before IO-less throttling): while dirty +
     /// writeback pages exceed the task's share of the dirty limit, the
-    /// dirtier writes back up to write_chunk pages itself, then sleeps in
-    /// pauses growing from 1 jiffy to HZ/10.
-    fn balance_dirty_pages(&mut self, ctx: &mut Ctx) -> Option<Next> {
+    /// dirtier writes back write_chunk pages itself on each pass (until it
+    /// has written write_chunk in all), then sleeps in pauses growing from
+    /// 1 jiffy to HZ/10.
+    fn balance_dirty_pages(&mut self, ctx: &mut Ctx, write_chunk: u64) -> Option<Next> {
         let pid = ctx.pid as usize;
         let mut st = self.kt[pid].bdp;
         if !st.active {
-            let dirtied = self.kt[pid].dirtied as u64;
-            st = BdpState { active: true, pause: self.jiffies_ns(1), start: ctx.clock(), pages_written: 0, write_chunk: dirtied + dirtied / 2 };
-            self.kt[pid].dirtied = 0;
+            st = BdpState { active: true, pause: self.jiffies_ns(1), start: ctx.clock(), write_chunk, ..Default::default() };
         }
         let (bg, thresh) = self.global_dirty_limits();
         let (nr_dirty, nr_wb) = self.global_dirty();
-        let nr = (nr_dirty + nr_wb).max(0) as u64;
-        let mut exceeded = false;
-        let finished = 'check: {
-            if nr <= (bg + thresh) / 2 {
-                break 'check true;
+        let finished = if st.pass_left > 0 {
+            // A pass whose writeback slept for a free request goes on.
+            let (written, blocked) = self.writeback_inodes_wb(ctx, 0, st.pass_left, None, true);
+            st.pages_written += written;
+            st.pass_left = st.pass_left.saturating_sub(written);
+            if blocked && st.pass_left > 0 {
+                self.kt[pid].bdp = st;
+                return Some(self.request_wait_sleep(ctx));
             }
-            // bdi_dirty_limit: one backing device takes the whole limit;
-            // task_dirty_limit: less up to 1/8 by the task's share of recent dirtying.
-            // User tasks not exited (Sched::users_alive counts them).
-            let writers = self.sched.users_alive.max(1) as u64;
-            let task_thresh = thresh - thresh / 8 / writers;
-            let (bdi_d, bdi_w) = self.bdi.first().map(|b| (b.nr_dirty.max(0) as u64, b.nr_writeback.max(0) as u64)).unwrap_or((0, 0));
-            exceeded = bdi_d + bdi_w > task_thresh || nr > thresh;
-            if !exceeded {
-                break 'check true;
-            }
-            if let Some(b) = self.bdi.first_mut() {
-                b.dirty_exceeded = true;
-            }
-            if bdi_d > task_thresh && !self.bdi.is_empty() {
-                let want = st.write_chunk.saturating_sub(st.pages_written).max(1);
-                let (written, blocked) = self.writeback_inodes_wb(ctx, 0, want, None, true);
-                st.pages_written += written;
-                if blocked {
-                    self.kt[pid].bdp = st;
-                    return Some(self.request_wait_sleep(ctx));
-                }
-                if st.pages_written >= st.write_chunk {
+            st.pass_left = 0;
+            st.pages_written >= st.write_chunk
+        } else {
+            let nr = (nr_dirty + nr_wb).max(0) as u64;
+            'check: {
+                if nr <= (bg + thresh) / 2 {
                     break 'check true;
                 }
+                // bdi_dirty_limit: one backing device takes the whole limit;
+                // task_dirty_limit: less up to 1/8 by the task's share of recent dirtying.
+                // User tasks not exited (Sched::users_alive counts them).
+                let writers = self.sched.users_alive.max(1) as u64;
+                let task_thresh = thresh - thresh / 8 / writers;
+                let (bdi_d, bdi_w) = self.bdi.first().map(|b| (b.nr_dirty.max(0) as u64, b.nr_writeback.max(0) as u64)).unwrap_or((0, 0));
+                st.exceeded = bdi_d + bdi_w > task_thresh || nr > thresh;
+                if !st.exceeded {
+                    break 'check true;
+                }
+                if let Some(b) = self.bdi.first_mut() {
+                    b.dirty_exceeded = true;
+                }
+                if bdi_d > task_thresh && !self.bdi.is_empty() {
+                    let (written, blocked) = self.writeback_inodes_wb(ctx, 0, st.write_chunk, None, true);
+                    st.pages_written += written;
+                    if blocked && written < st.write_chunk {
+                        st.pass_left = st.write_chunk - written;
+                        self.kt[pid].bdp = st;
+                        return Some(self.request_wait_sleep(ctx));
+                    }
+                    if st.pages_written >= st.write_chunk {
+                        break 'check true;
+                    }
+                }
+                false
             }
-            false
         };
         if finished {
-            if !exceeded {
+            if !st.exceeded {
                 if let Some(b) = self.bdi.first_mut() {
                     b.dirty_exceeded = false;
                 }

@@ -424,6 +424,17 @@ impl Sched {
         }
     }
 
+    /// A timer for a sleeping task (mod_timer with a wake_up_process): it
+    /// becomes runnable at `at` unless something wakes it first. Nothing
+    /// for a task not asleep.
+    pub fn add_timer(&mut self, pid: Pid, at: u64) {
+        let t = &self.tasks[pid as usize];
+        if t.state == TState::Sleeping {
+            let g = t.gen;
+            self.push(at.max(t.slept_at), pid, g);
+        }
+    }
+
     /// Wake every task sleeping on `wq` at `now`; returns how many woke.
     pub fn wake_up_all(&mut self, wq: Wq, now: u64) -> usize {
         let i = self.wq_index.of(wq);

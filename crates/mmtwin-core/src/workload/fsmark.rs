@@ -137,7 +137,7 @@ impl Fsmark {
                             return Next::Exit;
                         }
                     }
-                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, 1) {
                         self.threads[ti].phase = Phase::Write { ino, done: off };
                         return n;
                     }

@@ -82,7 +82,7 @@ impl Largedd {
                             return Next::Exit;
                         }
                     }
-                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, 1) {
                         self.phase = Phase::Download { page: p };
                         return n;
                     }
@@ -171,7 +171,7 @@ impl Largedd {
                     }
                     pg += 1;
                     sb = 0;
-                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+                    if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, per_page) {
                         self.phase = Phase::Dd { copy, ino, page: pg, sub: 0, wrote: false };
                         return n;
                     }

@@ -317,7 +317,7 @@ impl Mmapstream {
             }
             ctx.user += k.cost.user_store_ns;
             pg += 1;
-            if let Some(n) = k.balance_dirty_pages_ratelimited(ctx) {
+            if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, 1) {
                 self.procs[pi].phase = Phase::Touch { page: pg };
                 return n;
             }

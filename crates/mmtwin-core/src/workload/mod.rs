@@ -135,7 +135,7 @@ impl Kernel {
         self.finish_pending_wait(ctx);
         // A balance_dirty_pages that slept continues before anything else.
         if self.kt[pid as usize].bdp.active {
-            if let Some(n) = self.balance_dirty_pages_ratelimited(ctx) {
+            if let Some(n) = self.balance_dirty_pages_ratelimited(ctx, 0) {
                 return n;
             }
         }
