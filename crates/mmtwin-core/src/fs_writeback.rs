@@ -76,6 +76,7 @@ impl Kernel {
             self.queue_io(b, older_than);
         }
         let mut written = 0;
+        self.wb_inodes_cleaned = 0;
         while written < nr {
             let Some(ino) = self.bdi[b].b_io.pop_front() else { break };
             if !self.fs.inodes[ino as usize].in_use || !self.fs.inodes[ino as usize].on_dirty_list {
@@ -99,6 +100,7 @@ impl Kernel {
                 let i = &mut self.fs.inodes[ino as usize];
                 i.on_dirty_list = false;
                 i.dirty_lo = u64::MAX;
+                self.wb_inodes_cleaned += 1;
             }
             // The writer's __iget/iput around the inode: an inode nobody
             // else holds and that is now clean joins the inode LRU.
@@ -116,8 +118,6 @@ impl Kernel {
         let now = ctx.now;
         let interval = self.k.dirty_writeback_centisecs * 10_000_000;
         let expire = self.k.dirty_expire_centisecs * 10_000_000;
-        // bdi_writeback_thread: del_timer(&wb->wakeup_timer) once awake.
-        self.bdi[b].wakeup_timer = false;
         let mode = if !self.bdi[b].works.is_empty() {
             Mode::Work
         } else if self.over_bground_thresh() {
@@ -139,9 +139,13 @@ impl Kernel {
             // wb_writeback: the work's nr_pages less what each chunk wrote;
             // a work is done when they are used up (every work writes at
             // least one chunk) or a chunk finds nothing to write.
+            // wb_writeback also ends it after a chunk short of
+            // MAX_WRITEBACK_PAGES that cleaned no inode, when no inode was
+            // left with more to write (b_more_io empty).
+            let short = written < MAX_WRITEBACK_PAGES && self.wb_inodes_cleaned == 0 && self.bdi[b].b_more_io.is_empty();
             let w = self.bdi[b].works.front_mut().expect("a work item");
             *w = w.saturating_sub(written);
-            if *w == 0 || (written == 0 && !blocked) {
+            if *w == 0 || (written == 0 && !blocked) || (short && !blocked) {
                 self.bdi[b].works.pop_front();
             }
         }
@@ -431,7 +435,7 @@ impl Kernel {
         self.set_page_dirty_nr(p);
     }
 
-    /// Redirty a page without charging a task's ratelimit.
+    /// Redirty a page (redirty_page_for_writepage): no ratelimit is charged.
     fn set_page_dirty_nr(&mut self, p: u32) {
         if self.mm.pages.test(p, PG_DIRTY) {
             return;

@@ -110,6 +110,8 @@ pub struct Kernel {
     /// bdp_ratelimits: per CPU, balance_dirty_pages_ratelimited's calls
     /// since the CPU's last balance_dirty_pages.
     pub bdp_ratelimits: Vec<u64>,
+    /// Inodes writeback_inodes_wb's last call left clean (wbc.inodes_cleaned).
+    pub wb_inodes_cleaned: u64,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
     pub wl: Workload,
@@ -241,6 +243,7 @@ impl Kernel {
             anon_mm: Vec::new(),
             bdi: Vec::new(),
             bdp_ratelimits: vec![0; ncpus_bdp],
+            wb_inodes_cleaned: 0,
             kswapd: Vec::new(),
             trace,
             wl: Workload::None,

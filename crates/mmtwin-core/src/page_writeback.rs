@@ -24,10 +24,7 @@ pub struct Bdi {
     /// adds its pages to the last item (3.0 kzallocs one per call; the
     /// bound keeps the engine's memory bounded, docs/architecture.md).
     pub works: VecDeque<u64>,
-    /// bdi_wakeup_thread_delayed's timer is armed (the first inode dirtied
-    /// on a device with no dirty inodes wakes the flusher
-    /// dirty_writeback_interval later).
-    pub wakeup_timer: bool,
+
     /// Background writeback asked for.
     pub background: bool,
     pub last_old_flush: u64,
@@ -47,7 +44,6 @@ impl Bdi {
             b_io: VecDeque::new(),
             b_more_io: VecDeque::new(),
             works: VecDeque::new(),
-            wakeup_timer: false,
             background: false,
             last_old_flush: 0,
             nr_dirty: 0,
@@ -156,8 +152,10 @@ impl Kernel {
         }
         if !self.bdi_has_dirty_io(0) {
             let interval = self.k.dirty_writeback_centisecs * 10_000_000;
+            // A timer event of its own each time (3.0's mod_timer moves one
+            // timer later): the earliest wakes the flusher; a sleeping
+            // flusher that finds nothing to do sleeps again.
             let flusher = self.bdi[0].flusher;
-            self.bdi[0].wakeup_timer = true;
             self.sched.add_timer(flusher, now + interval);
         }
         self.bdi[0].b_dirty.push_back(ino);
@@ -238,8 +236,10 @@ impl Kernel {
 
     /// balance_dirty_pages_ratelimited_nr (3.0): the CPU's count of calls
     /// (bdp_ratelimits) grows by `nr`, one for each piece of a write() of
-    /// at most a page (generic_perform_write) or each write fault on a
-    /// shared mapping, dirty already or not; the task whose call brings it
+    /// at most a page (generic_perform_write), or each write fault on a
+    /// shared mapping whose page it dirtied or whose filesystem has
+    /// page_mkwrite (ext4, xfs; not 3.0's ext3: set_page_dirty_balance),
+    /// and checked at each page's end; the task whose call brings it
     /// to ratelimit_pages (8 once the device's dirty limit is exceeded)
     /// checks the limits, with write_chunk = sync_writeback_pages(count).
     /// A task whose balance_dirty_pages slept goes on with it (nr 0).

@@ -130,9 +130,13 @@ pub struct Kswapd {
     /// Woke from patch 6's throttle at the end of a pass: the pass's own
     /// congestion wait (did the pass want it, was a zone below min) comes next.
     pub end_wait: Option<(bool, bool)>,
-    /// Slept in get_request_wait in this pass: zones below this index were
-    /// shrunk already and are not shrunk again when the pass goes on.
+    /// Slept in get_request_wait or throttle_vm_writeout in this pass:
+    /// zones below this index were shrunk already and are not shrunk again
+    /// when the pass goes on.
     pub resume_from: usize,
+    /// The pass's end_zone and lru_pages, kept when it sleeps midway: 3.0
+    /// finds them once a priority, so the pass goes on with them.
+    pub resume_end: Option<(usize, u64)>,
 }
 
 impl Kswapd {
@@ -151,6 +155,7 @@ impl Kswapd {
             awake_since: 0,
             end_wait: None,
             resume_from: 0,
+            resume_end: None,
         }
     }
 }
@@ -1077,6 +1082,8 @@ impl Kernel {
         let ks = &mut self.kswapd[node];
         ks.state = KsState::Balancing;
         ks.prio = DEF_PRIORITY;
+        ks.resume_from = 0;
+        ks.resume_end = None;
         ks.total_scanned = 0;
         ks.nr_reclaimed = 0;
         ks.may_writepage = true;
@@ -1091,9 +1098,14 @@ impl Kernel {
         let mut all_ok = true;
         let mut balanced = 0u64;
         let mut has_under_min = false;
-        // Find end_zone: the highest zone not balanced.
-        let mut end_zone: Option<usize> = None;
+        // Find end_zone: the highest zone not balanced (once a priority:
+        // a pass that slept midway goes on with what it found).
+        let resumed = self.kswapd[node].resume_end.take();
+        let mut end_zone: Option<usize> = resumed.map(|(e, _)| e);
         for i in (0..zones.len()).rev() {
+            if resumed.is_some() {
+                break;
+            }
             let zi = zones[i];
             let z = &self.mm.zones[zi];
             if z.present == 0 || (z.all_unreclaimable && prio != DEF_PRIORITY) {
@@ -1115,9 +1127,14 @@ impl Kernel {
         let Some(mut end_zone) = end_zone else {
             // Nothing to do: balance_pgdat returns with classzone 0.
             self.kswapd[node].classzone = 0;
+            self.kswapd[node].resume_from = 0;
+            self.kt[ctx.pid as usize].zone_resume = None;
             return self.balance_done(node, ctx);
         };
-        let lru_pages: u64 = zones[..=end_zone].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum();
+        let lru_pages: u64 = match resumed {
+            Some((_, l)) => l,
+            None => zones[..=end_zone].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum(),
+        };
         let mut sc = self.kswapd_sc(node);
         let mut i = 0;
         while i <= end_zone {
@@ -1151,15 +1168,20 @@ impl Kernel {
                     ks.nr_reclaimed = sc.nr_reclaimed;
                     if let Some(next) = self.take_request_wait(ctx) {
                         self.kswapd[node].resume_from = next_from;
+                        self.kswapd[node].resume_end = Some((end_zone, lru_pages));
                         return next;
                     }
                     self.kt[ctx.pid as usize].zone_resume = None;
                 }
                 // throttle_vm_writeout at the end of this zone's
-                // shrink_zone: kswapd sleeps and goes on with the pass.
+                // shrink_zone: kswapd sleeps and goes on with the pass. (3.0
+                // sleeps before this zone's shrink_slab and its
+                // all_unreclaimable test; here they come first, a timing
+                // difference only.)
                 if let Some(next) = self.take_vm_throttle(ctx, gfp::GFP_KERNEL) {
                     self.kswapd[node].nr_reclaimed = sc.nr_reclaimed;
                     self.kswapd[node].resume_from = i;
+                    self.kswapd[node].resume_end = Some((end_zone, lru_pages));
                     return next;
                 }
             }
@@ -1510,6 +1532,27 @@ mod tests {
         let under_wb = pages.iter().filter(|&&p| k.mm.pages.test(p, PG_WRITEBACK)).count();
         let throttle = k.kt[ctx.pid as usize].throttle.is_some();
         (k.zs(zi, Zs::NrVmscanWrite), k.zs(zi, Zs::NrVmscanImmediate), under_wb, throttle)
+    }
+
+    #[test]
+    fn a_kswapd_pass_that_slept_midway_goes_on_and_the_next_balance_starts_afresh() {
+        let mut k = boot(0);
+        let ks = k.sched.tasks.iter().position(|t| matches!(t.kind, TaskKind::Kswapd(_))).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: ks, ..Default::default() };
+        // A pass slept after its first zone with end_zone 0: it goes on with
+        // that end_zone although the node now looks balanced (3.0 finds
+        // end_zone once a priority), and shrinks no zone again.
+        k.begin_balance(0, &mut ctx);
+        k.kswapd[0].resume_from = 1;
+        k.kswapd[0].resume_end = Some((0, 1000));
+        let _ = k.balance_pgdat_pass(0, &mut ctx);
+        assert!(k.kswapd[0].resume_end.is_none());
+        assert_eq!(k.kswapd[0].resume_from, 0, "a finished pass keeps its resume point");
+        // A new balance_pgdat does not inherit a sleeping pass's resume point.
+        k.kswapd[0].resume_from = 1;
+        k.kswapd[0].resume_end = Some((0, 1000));
+        k.begin_balance(0, &mut ctx);
+        assert_eq!((k.kswapd[0].resume_from, k.kswapd[0].resume_end), (0, None));
     }
 
     #[test]

@@ -311,13 +311,17 @@ impl Mmapstream {
                 count_fault(k, ctx);
                 self.procs[pi].second_fault = read_first;
             }
+            // set_page_dirty_balance: the fault counts toward the ratelimit
+            // if it dirtied the page or the filesystem has page_mkwrite
+            // (ext4, xfs; 3.0's ext3 has none).
+            let counts = k.fs.kind != crate::spec::FsKind::Ext3 || k.find_get_page(ino, pg).is_none_or(|p| !k.mm.pages.test(p, PG_DIRTY));
             let op = k.shared_write_fault(ctx, ino, pg);
             if let Some(n) = self.fault_done(k, pi, pg, op, ctx) {
                 return n;
             }
             ctx.user += k.cost.user_store_ns;
             pg += 1;
-            if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, 1) {
+            if let Some(n) = k.balance_dirty_pages_ratelimited(ctx, counts as u64) {
                 self.procs[pi].phase = Phase::Touch { page: pg };
                 return n;
             }
