@@ -138,10 +138,9 @@ impl Kernel {
         if mode == Mode::Work {
             // wb_writeback: the work's nr_pages less what each chunk wrote;
             // a work is done when they are used up (every work writes at
-            // least one chunk) or a chunk finds nothing to write.
-            // wb_writeback also ends it after a chunk short of
-            // MAX_WRITEBACK_PAGES that cleaned no inode, when no inode was
-            // left with more to write (b_more_io empty).
+            // least one chunk), when a chunk finds nothing to write, or
+            // after a chunk short of MAX_WRITEBACK_PAGES that cleaned no
+            // inode and left none with more to write (b_more_io empty).
             let short = written < MAX_WRITEBACK_PAGES && self.wb_inodes_cleaned == 0 && self.bdi[b].b_more_io.is_empty();
             let w = self.bdi[b].works.front_mut().expect("a work item");
             *w = w.saturating_sub(written);

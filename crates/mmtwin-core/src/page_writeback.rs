@@ -24,7 +24,6 @@ pub struct Bdi {
     /// adds its pages to the last item (3.0 kzallocs one per call; the
     /// bound keeps the engine's memory bounded, docs/architecture.md).
     pub works: VecDeque<u64>,
-
     /// Background writeback asked for.
     pub background: bool,
     pub last_old_flush: u64,
