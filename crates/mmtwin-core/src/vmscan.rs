@@ -137,6 +137,10 @@ pub struct Kswapd {
     /// The pass's end_zone and lru_pages, kept when it sleeps midway: 3.0
     /// finds them once a priority, so the pass goes on with them.
     pub resume_end: Option<(usize, u64)>,
+    /// balance_pgdat's end_zone as this call's last pass left it (0 when
+    /// the call began): a pass that finds nothing to do returns it as the
+    /// classzone kswapd sleeps on.
+    pub end_zone: usize,
 }
 
 impl Kswapd {
@@ -156,6 +160,7 @@ impl Kswapd {
             end_wait: None,
             resume_from: 0,
             resume_end: None,
+            end_zone: 0,
         }
     }
 }
@@ -1084,6 +1089,7 @@ impl Kernel {
         ks.prio = DEF_PRIORITY;
         ks.resume_from = 0;
         ks.resume_end = None;
+        ks.end_zone = 0;
         ks.total_scanned = 0;
         ks.nr_reclaimed = 0;
         ks.may_writepage = true;
@@ -1125,12 +1131,14 @@ impl Kernel {
             }
         }
         let Some(mut end_zone) = end_zone else {
-            // Nothing to do: balance_pgdat returns with classzone 0.
-            self.kswapd[node].classzone = 0;
+            // Nothing to do: balance_pgdat returns with the end_zone its
+            // earlier passes found (0 if none).
+            self.kswapd[node].classzone = self.kswapd[node].end_zone;
             self.kswapd[node].resume_from = 0;
             self.kt[ctx.pid as usize].zone_resume = None;
             return self.balance_done(node, ctx);
         };
+        self.kswapd[node].end_zone = end_zone;
         let lru_pages: u64 = match resumed {
             Some((_, l)) => l,
             None => zones[..=end_zone].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum(),
@@ -1215,6 +1223,7 @@ impl Kernel {
             }
         }
         self.kswapd[node].resume_from = 0;
+        self.kswapd[node].end_zone = end_zone;
         let present_upto: u64 = zones.iter().take(classzone + 1).map(|&zi| self.mm.zones[zi].present).sum();
         if all_ok || (order > 0 && balanced >= present_upto / 4) {
             // A throttle patch 6 asked for in this pass comes first; the
@@ -1547,7 +1556,13 @@ mod tests {
         k.kswapd[0].resume_end = Some((0, 1000));
         let _ = k.balance_pgdat_pass(0, &mut ctx);
         assert!(k.kswapd[0].resume_end.is_none());
-        assert_eq!(k.kswapd[0].resume_from, 0, "a finished pass keeps its resume point");
+        assert_eq!(k.kswapd[0].resume_from, 0, "a finished pass kept its resume point");
+        // A pass that finds nothing to do returns the end_zone of the
+        // call's earlier passes (3.0's end_zone lives for the call; 7
+        // stands for one found earlier).
+        k.kswapd[0].end_zone = 7;
+        let _ = k.balance_pgdat_pass(0, &mut ctx);
+        assert_eq!(k.kswapd[0].classzone, 7, "a pass with nothing to do returned another classzone");
         // A new balance_pgdat does not inherit a sleeping pass's resume point.
         k.kswapd[0].resume_from = 1;
         k.kswapd[0].resume_end = Some((0, 1000));
