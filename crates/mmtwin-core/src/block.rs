@@ -398,6 +398,10 @@ struct Disk {
     /// Disk-local sector after the last piece started (NO_POS: none yet).
     pos: u64,
     busy_ns: u64,
+    /// Of `busy_ns`, the time spent reaching the pieces' first sectors
+    /// (seek and rotation), and the pieces served.
+    access_ns: u64,
+    pieces: u64,
     /// cfq: the active queue (NONE: none), and when its slice began and ends.
     cq: u32,
     q_start: u64,
@@ -518,9 +522,6 @@ impl Timing {
         seek + self.rev_ns / 2
     }
 
-    fn service(self, pos: u64, start: u64, sectors: u64) -> u64 {
-        self.access(pos, start) + self.xfer(sectors)
-    }
 }
 
 struct Queue {
@@ -602,6 +603,8 @@ impl Queue {
             svc: 0,
             pos: NO_POS,
             busy_ns: 0,
+            access_ns: 0,
+            pieces: 0,
             cq: NONE,
             q_start: 0,
             q_end: 0,
@@ -986,7 +989,10 @@ impl Queue {
         r.started = true;
         self.hash.del(s as usize);
         let disk = &mut self.disks[d];
-        disk.svc = self.tm.service(disk.pos, st, len);
+        let access = self.tm.access(disk.pos, st);
+        disk.svc = access + self.tm.xfer(len);
+        disk.access_ns += access;
+        disk.pieces += 1;
         disk.end = t.max(r.arrive) + disk.svc;
         disk.pos = st + len;
         disk.busy = true;
@@ -1479,6 +1485,18 @@ impl BlockLayer {
     /// Time member `disk` of `dev` spent serving completed pieces (ns).
     pub fn disk_busy_ns(&self, dev: usize, disk: usize) -> u64 {
         self.qs[dev].disks[disk].busy_ns
+    }
+
+    /// Member `disk` of `dev`: (pieces started, ns spent reaching their
+    /// first sectors).
+    pub fn disk_access(&self, dev: usize, disk: usize) -> (u64, u64) {
+        let d = &self.qs[dev].disks[disk];
+        (d.pieces, d.access_ns)
+    }
+
+    /// Member disks of `dev`.
+    pub fn nr_disks(&self, dev: usize) -> usize {
+        self.qs[dev].n
     }
 
     /// pgpgin as /proc/vmstat shows it: sectors read / 2.

@@ -831,6 +831,7 @@ impl Kernel {
         result["sim"]["line_wait_s"] = json!((self.mm.cache.queue_ns / 1000) as f64 / 1e6);
         result["sim"]["port_wait_s"] = json!((self.mm.ic.wait_ns / 1000) as f64 / 1e6);
         result["sim"]["request_list_peak"] = json!(request_list_peak);
+        result["sim"]["devices"] = self.devices_json(spec);
         result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
         result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);
         result["sim"]["writeback_waits"] = json!(self.mm.sim.writeback_waits);
@@ -849,5 +850,31 @@ impl Kernel {
         }
         let _ = WorkloadSpec::kind;
         result
+    }
+
+    /// Per block device: its requests as /proc/diskstats counts them
+    /// (allocated, back-merged bios, sectors, per direction), and per
+    /// member disk the time it served pieces and, of that, the time spent
+    /// reaching their first sectors (seek and rotation).
+    fn devices_json(&self, spec: &Spec) -> Value {
+        let names: Vec<String> = spec.machine.storage.as_ref().map_or_else(Vec::new, |st| st.devices.iter().map(|d| d.name.clone()).collect());
+        (0..self.blk.nr_devices())
+            .map(|d| {
+                let st = self.blk.stats(d);
+                let disks: Vec<Value> = (0..self.blk.nr_disks(d))
+                    .map(|k| {
+                        let (pieces, access) = self.blk.disk_access(d, k);
+                        json!({ "pieces": pieces, "busy_s": secs(self.blk.disk_busy_ns(d, k)), "access_s": secs(access) })
+                    })
+                    .collect();
+                json!({
+                    "name": names.get(d).cloned().unwrap_or_default(),
+                    "requests": { "read": st.requests[0], "write": st.requests[1] },
+                    "merges": { "read": st.merges[0], "write": st.merges[1] },
+                    "sectors": { "read": st.sectors[0], "write": st.sectors[1] },
+                    "disks": disks,
+                })
+            })
+            .collect()
     }
 }
