@@ -22,8 +22,10 @@
  * -N PER_SUBDIR, -n FILES, -L ITERATIONS, -t THREADS, -s FILE_BYTES,
  * -w WRITE_BYTES, -S0, files kept): each iteration forks THREADS
  * processes, each allowed on every CPU of CPULIST; process t creates FILES
- * files in DIR/d<t % DIRS>/s<k>, moving to the next of SUBDIRS
- * subdirectories every PER_SUBDIR files, writes each with write() calls
+ * files in DIR/d<t % DIRS>/s<k>, starting at subdirectory k = the wall
+ * clock's seconds modulo SUBDIRS and moving to the next after PER_SUBDIR
+ * files of the iteration (fs_mark 3.3's setup() and setup_file_name()
+ * with -N), writes each with write() calls
  * of WRITE_BYTES up to FILE_BYTES, and closes it (no fsync); the iteration
  * ends when all have exited. Then the summary line, and COMMAND.
  *
@@ -247,16 +249,22 @@ static int fsmark_thread(const char *dir, int t, const int *cpus, int ncpus, lon
 {
 	static char buf[1 << 20];
 	char path[4096];
-	long k;
+	long k, sub, in_sub = 0;
 
 	if (run_on(cpus, ncpus))
 		return 1;
 	memset(buf, 'm', sizeof(buf));
+	sub = (long)(time(NULL) % subdirs);
 	for (k = 0; k < files; k++) {
 		long done = iteration * files + k;	/* files this process made before */
-		long sub = (done / per_subdir) % subdirs;
 		long left;
 		int fd;
+
+		if (in_sub >= per_subdir) {
+			sub = (sub + 1) % subdirs;
+			in_sub = 0;
+		}
+		in_sub++;
 
 		snprintf(path, sizeof(path), "%s/d%ld/s%ld/t%d-f%ld", dir, t % dirs, sub, t, done);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
