@@ -802,9 +802,13 @@ def test_filehog_fsmark_on_the_host(tmp_path: Path) -> None:
     assert proc.stdout.startswith("filehog: fsmark wrote 24 files of 10000 bytes with 3 processes in 2 iterations")
     made = sorted(str(p.relative_to(files)) for p in files.rglob("*") if p.is_file())
     assert len(made) == 24 and all((files / m).stat().st_size == 10000 for m in made)
-    # Process 2 goes to d0 (2 % 2 dirs); its files 0-2 in s0, 3-5 in s1, 6-7 in s0 again.
-    assert [m for m in made if "/t2-" in m] == [f"d0/s{s}/t2-f{k}" for s, k in
-                                                 sorted([(0, 0), (0, 1), (0, 2), (1, 3), (1, 4), (1, 5), (0, 6), (0, 7)])]
+    # Process 2 goes to d0 (2 % 2 dirs). As fs_mark 3.3, each iteration's process starts at subdirectory
+    # (wall-clock seconds % 2) and moves to the other after 3 (-N) files of the iteration: files 0-2 in
+    # one, 3 in the other; 4-6 in one, 7 in the other.
+    where = {int(m.rsplit("-f", 1)[1]): m.split("/")[1] for m in made if "/t2-" in m}
+    assert sorted(where) == list(range(8)) and all(m.startswith("d0/") for m in made if "/t2-" in m)
+    for first in (0, 4):
+        assert where[first] == where[first + 1] == where[first + 2] != where[first + 3], where
     bad = subprocess.run([str(prog), "fsmark", str(files), "3", "0", "2", "2", "3", "x", "2", "10000", "4096"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "out of range or not a number" in bad.stderr

@@ -119,6 +119,14 @@ impl Kernel {
         self.mm.cache.stream(ctx.cpu, self.page_size);
     }
 
+    /// set_page_dirty_balance's test for a write fault on page `index` of
+    /// `ino`, made before the fault: it counts toward
+    /// balance_dirty_pages_ratelimited if it dirties the page or the
+    /// filesystem has ->page_mkwrite (ext4, xfs; 3.0's ext3 has none).
+    pub fn write_fault_counts_dirtied(&self, ino: u32, index: u64) -> bool {
+        self.fs.kind != crate::spec::FsKind::Ext3 || self.find_get_page(ino, index).is_none_or(|p| !self.mm.pages.test(p, PG_DIRTY))
+    }
+
     /// A write fault on a shared writable file mapping: filemap_fault (a
     /// hole reads as a zeroed page), map it, then page_mkwrite dirties it
     /// (set_page_dirty_balance). Sleeps in balance_dirty_pages are returned.

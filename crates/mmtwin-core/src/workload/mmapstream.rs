@@ -311,10 +311,8 @@ impl Mmapstream {
                 count_fault(k, ctx);
                 self.procs[pi].second_fault = read_first;
             }
-            // set_page_dirty_balance: the fault counts toward the ratelimit
-            // if it dirtied the page or the filesystem has page_mkwrite
-            // (ext4, xfs; 3.0's ext3 has none).
-            let counts = k.fs.kind != crate::spec::FsKind::Ext3 || k.find_get_page(ino, pg).is_none_or(|p| !k.mm.pages.test(p, PG_DIRTY));
+            // Decided before the fault: a fault that sleeps comes back with its page dirtied.
+            let counts = k.write_fault_counts_dirtied(ino, pg);
             let op = k.shared_write_fault(ctx, ino, pg);
             if let Some(n) = self.fault_done(k, pi, pg, op, ctx) {
                 return n;
