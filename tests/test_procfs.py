@@ -278,7 +278,7 @@ def test_the_files_agree_with_each_other_at_every_snapshot(era: str) -> None:
 @requires_engine
 def test_2618_has_no_pagetypeinfo() -> None:
     spec, result = run_tiny("2.6.18")
-    assert procfs.files_of("2.6.18") == ("vmstat", "zoneinfo", "buddyinfo", "numastat")
+    assert procfs.files_of("2.6.18") == ("vmstat", "zoneinfo", "buddyinfo", "numastat", "diskstats")
     with pytest.raises(MmtwinError, match=r"pagetypeinfo is not there in era 2.6.18"):
         procfs.render("pagetypeinfo", result["snapshots"][0], procfs.Machine.of(spec, result))
     assert result["snapshots"][0]["zones"][0]["free_by_type"] == [[0] * 10 + [4]], "one list per order, no types"
@@ -315,7 +315,7 @@ def test_run_writes_snapshots_and_report_prints_them(tmp_path: Path, capsys: pyt
     own = root / "mmtwin" / "3.0-rc6-vanilla" / "iter-0" / "largedd"
     assert sorted(p.name for p in (own / "proc").iterdir()) == ["1s", "2500ms", "500ms", "end", "start"]
     assert sorted(str(p.relative_to(own / "proc" / "1s")) for p in (own / "proc" / "1s").rglob("*") if p.is_file()) == [
-        "buddyinfo", "node0/numastat", "node1/numastat", "pagetypeinfo", "vmstat", "zoneinfo"]
+        "buddyinfo", "diskstats", "node0/numastat", "node1/numastat", "pagetypeinfo", "vmstat", "zoneinfo"]
     snaps = json.loads((own / "snapshots.json").read_text())
     assert [s["kind"] for s in snaps][:5] == ["start", "at", "at", "at", "periodic"] and snaps[-1]["kind"] == "end"
     assert "snapshots" not in json.loads((own / "result.json").read_text())
@@ -424,3 +424,56 @@ def test_python_api_snapshots() -> None:
     with pytest.raises(MmtwinError, match=r"^proc_at: 'x' is not a time"):
         mmtwin.run(machine="x86-64-4core-512m-xfs", kernel="3.0-rc6-vanilla", workload={"kind": "memhog", "size_gb": 0.05, "threads": 1},
                    proc_at="x")
+
+
+# --------------------------------------------------------------------------- diskstats
+
+
+def test_diskstats_names_numbers_and_converts_jiffies() -> None:
+    """md RAID-0 members take sd names the machine's devices leave free; ticks print in ms (HZ 250: 4 ms a jiffy)."""
+    machine = procfs.Machine(era="3.0", page_size=4096, pageblock_order=9, max_order=11, cpus=4, nodes=1, hz=250,
+                             devices=(("md0", 2), ("sdb", 1)))
+
+    def disk(n: int) -> dict[str, Any]:
+        return {"ios": [n, 2 * n], "merges": [0, n], "sectors": [8 * n, 16 * n], "ticks": [n, 3 * n],
+                "in_flight": 1, "io_ticks": 5 * n, "time_in_queue": 7 * n}
+
+    snap = {"devices": [{"bios": [3, 9], "sectors": [24, 72], "disks": [disk(1), disk(2)]},
+                        {"bios": [4, 4], "sectors": [32, 64], "disks": [disk(4)]}]}
+    assert procfs.diskstats_text(snap, machine) == (
+        "   8       0 sda 1 0 8 4 2 1 16 12 1 20 28\n"
+        "   8      16 sdb 4 0 32 16 8 4 64 48 1 80 112\n"
+        "   8      32 sdc 2 0 16 8 4 2 32 24 1 40 56\n"
+        "   9       0 md0 3 0 24 0 9 0 72 0 0 0 0\n")
+    assert procfs.diskstats_text({}, machine) == ""
+    assert [procfs.jiffies_to_msecs(j, hz) for j, hz in ((3, 250), (3, 1000), (1000, 1024), (2**31, 250))] == [12, 3, 976, 0]
+
+
+@requires_engine
+def test_diskstats_of_a_run_add_up() -> None:
+    """The 512M xfs box's micro benchmark, small: members' sectors never exceed what md was given; busy time
+    within the elapsed time; time_in_queue at least io_ticks; the disks wrote what pgpgout counts."""
+    from mmtwin import experiment
+    from mmtwin.engine import run_spec, strip_perf
+
+    loaded = experiment.load("reclaim-writeback-xfs")
+    spec = next(p.spec for p in experiment.plan(loaded, scale=0.05) if p.run == "micro-512M" and p.kernel == "3.0-rc6-vanilla")
+    spec["snapshots"] = {"at_ms": [1000, 2000], "every_ms": None, "max_periodic": 1}
+    result = strip_perf(run_spec(spec))
+    machine = procfs.Machine.of(spec, result)
+    assert [d[0] for d in machine.devices] == ["md0", "sdb"]
+    for snap in result["snapshots"]:
+        rows = [ln.split() for ln in procfs.render("diskstats", snap, machine).splitlines()]
+        by = {r[2]: [int(x) for x in r[3:]] for r in rows}
+        assert sorted(by) == ["md0", "sda", "sdb", "sdc", "sdd", "sde"], rows
+        ms = int(snap["t_ns"]) // 1_000_000
+        for name in ("sda", "sdb", "sdc", "sdd", "sde"):
+            f = by[name]
+            assert f[9] <= ms + 4 and f[10] >= f[9], (name, f)
+        members = [by[n] for n in ("sda", "sdc", "sdd", "sde")]
+        for col in (2, 6):  # sectors read, written
+            assert sum(m[col] for m in members) <= by["md0"][col]
+        if snap["kind"] == "end":
+            written = sum(f[6] for f in by.values() if f is not by["md0"])
+            assert 0 < written // 2 <= int(snap["vmstat"]["pgpgout"])
+            assert sum(m[4] for m in members) > 0 and by["sdb"][0] > 0, "the array was written, swap read back"

@@ -155,10 +155,10 @@ def test_tree_is_byte_identical_when_written_twice_and_replaces_an_earlier_tree(
     a, b = tmp_path / "a", tmp_path / "b"
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(a))[0] == 0
     assert call(capsys, *RUN_LARGEDD, "--output-dir", str(b))[0] == 0
-    # 9 files, snapshots.json, 12 /proc files (start and end: vmstat, zoneinfo, buddyinfo, pagetypeinfo,
-    # node0/numastat, node1/numastat), 4 more monitors (proc-buddyinfo, -zoneinfo, -pagetypeinfo,
+    # 9 files, snapshots.json, 14 /proc files (start and end: vmstat, zoneinfo, buddyinfo, pagetypeinfo,
+    # diskstats, node0/numastat, node1/numastat), 4 more monitors (proc-buddyinfo, -zoneinfo, -pagetypeinfo,
     # numa-numastat), and 2 in the classic layout (tests-timestamp-<RUN>, largedd.result)
-    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 28
+    assert tree_bytes(a) == tree_bytes(b) and len(tree_bytes(a)) == 30
     # Writing another kernel's run into an earlier tree replaces it: nothing of the old RUN is left.
     code, _, err = call(capsys, *RUN_LARGEDD, "-k", "3.0-rc6-zlcfirst", "--output-dir", str(a))
     assert code == 0, err

@@ -94,7 +94,7 @@ class Result:
         return list(dict.fromkeys(snapshot_label(sn) for sn in self.raw.get("snapshots") or []))
 
     def proc(self, file: str, at: str = "end") -> str:
-        """The text of /proc/``file`` (vmstat, zoneinfo, buddyinfo, pagetypeinfo, or numastat: every
+        """The text of /proc/``file`` (vmstat, zoneinfo, buddyinfo, pagetypeinfo, diskstats, or numastat: every
         node's after ``node: N``) at snapshot ``at``, as the kernel of the run's era prints it."""
         from mmtwin.reports import procfs
 

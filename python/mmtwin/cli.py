@@ -398,7 +398,7 @@ TRACE_FORMAT_HELP = ("Layout of the --trace file: 'kernel' (default; what the ke
                      "(what Linux 6.1's trace-vmscan-postprocess.pl parses; docs/ftrace.md).")
 FTRACE_HELP = ("With the 2011 report of 3.0/3.1 kernels whose run reclaimed, print MMTests' 'FTrace Reclaim Statistics' "
                "blocks (vmscan, congestion_wait) from the engine's tracepoint statistics (default on; docs/ftrace.md).")
-PROC_AT_HELP = ("Also record /proc/vmstat, zoneinfo, buddyinfo, pagetypeinfo and the nodes' numastat at these simulated "
+PROC_AT_HELP = ("Also record /proc/vmstat, zoneinfo, buddyinfo, pagetypeinfo, diskstats and the nodes' numastat at these simulated "
                 "times (comma-separated: 10s, 2.5s, 500ms; a bare number is seconds), written under --output-dir "
                 "(docs/results.md) or shown by --json; print one with 'mmtwin report DIR --proc FILE --at TIME'.")
 PROC_EVERY_HELP = ("Period of the /proc monitors in --output-dir (proc-vmstat, proc-buddyinfo, proc-zoneinfo, "
@@ -878,8 +878,8 @@ def report(
     ),
     proc: Optional[str] = typer.Option(
         None, "--proc", metavar="FILE",
-        help="Print /proc/FILE of each saved run instead of the report: vmstat, zoneinfo, buddyinfo, pagetypeinfo "
-        "or numastat (every node's, as MMTests' numa-numastat monitor logs them), in the kernel's format of its era.",
+        help="Print /proc/FILE of each saved run instead of the report: vmstat, zoneinfo, buddyinfo, pagetypeinfo, "
+        "diskstats or numastat (every node's, as MMTests' numa-numastat monitor logs them), in the kernel's format of its era.",
     ),
     at: Optional[str] = typer.Option(
         None, "--at", metavar="WHEN",

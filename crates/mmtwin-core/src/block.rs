@@ -223,6 +223,49 @@ pub struct DevStats {
     pub completed: [u64; 2],
     /// The most requests one request list of the device had allocated.
     pub peak: [u32; 2],
+    /// Bios submitted to the device (md_make_request's ios[rw]: a bio
+    /// raid0 splits at a chunk boundary counts once).
+    pub bios: [u64; 2],
+}
+
+/// What /proc/diskstats prints for one request queue (3.0: blk-core.c's
+/// accounting, genhd.c's diskstats_show), per member disk: a request is
+/// in flight from its allocation to its completion; at completion it adds
+/// one I/O, its sectors and the jiffies it lived (`ticks`); a bio merged
+/// into it is a merge; `io_ticks` and `time_in_queue` integrate the
+/// in-flight count over jiffies (part_round_stats).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct DiskIo {
+    pub ios: [u64; 2],
+    pub merges: [u64; 2],
+    pub sectors: [u64; 2],
+    pub ticks: [u64; 2],
+    pub in_flight: u32,
+    pub io_ticks: u64,
+    pub time_in_queue: u64,
+    /// Jiffies of the last part_round_stats.
+    pub stamp: u64,
+}
+
+impl DiskIo {
+    /// part_round_stats_single at jiffy `now`.
+    fn round(&mut self, now: u64) {
+        if now <= self.stamp {
+            return;
+        }
+        if self.in_flight > 0 {
+            self.time_in_queue += u64::from(self.in_flight) * (now - self.stamp);
+            self.io_ticks += now - self.stamp;
+        }
+        self.stamp = now;
+    }
+
+    /// The counters as diskstats_show reads them at jiffy `now` (it rounds first).
+    pub fn at(&self, now: u64) -> DiskIo {
+        let mut c = *self;
+        c.round(now);
+        c
+    }
 }
 
 /// `q->nr_batching` (BLK_BATCH_REQ): requests a batcher may take past the full mark.
@@ -369,6 +412,8 @@ struct Req {
     nbios: u32,
     /// Submit time of the latest bio: no piece starts before it.
     arrive: u64,
+    /// Jiffies at allocation (rq->start_time), for diskstats' ticks.
+    born: u64,
     /// Pieces not yet completed.
     pending: u32,
 }
@@ -402,6 +447,8 @@ struct Disk {
     /// (seek and rotation), and the pieces served.
     access_ns: u64,
     pieces: u64,
+    /// The member's /proc/diskstats counters.
+    io: DiskIo,
     /// cfq: the active queue (NONE: none), and when its slice began and ends.
     cq: u32,
     q_start: u64,
@@ -573,6 +620,8 @@ struct Queue {
     /// The earliest end of a piece in service (cached): the next event.
     next: Option<u64>,
     stats: DevStats,
+    /// Nanoseconds a jiffy (1e9 / HZ): diskstats counts in jiffies.
+    tick_ns: u64,
 }
 
 impl Queue {
@@ -605,6 +654,7 @@ impl Queue {
             busy_ns: 0,
             access_ns: 0,
             pieces: 0,
+            io: DiskIo::default(),
             cq: NONE,
             q_start: 0,
             q_end: 0,
@@ -659,6 +709,7 @@ impl Queue {
             seq: 0,
             next: None,
             stats: DevStats::default(),
+            tick_ns: 4_000_000,
         }
     }
 
@@ -1005,7 +1056,7 @@ impl Queue {
 
     /// Emit one completion per bio of finished request `s` and free it
     /// (`freed_request`). True when the direction became uncongested.
-    fn release(&mut self, dev: usize, s: usize, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>, wakes: &mut Vec<(u32, u8)>) -> bool {
+    fn release(&mut self, dev: usize, s: usize, t: u64, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>, wakes: &mut Vec<(u32, u8)>) -> bool {
         let r = &mut self.reqs[s];
         let (base, mut off) = (s * self.maxp, 0);
         for b in base..base + r.nbios as usize {
@@ -1025,11 +1076,18 @@ impl Queue {
         self.hash.del(s);
         self.piece[s * self.n..(s + 1) * self.n].fill((0, 0));
         self.free.push(s as u32);
-        let (d, first) = (r.dir.idx(), r.block);
+        let (d, first, npages, born) = (r.dir.idx(), r.block, u64::from(r.npages), r.born);
         let m = self.map(first * spp).0;
         self.count[d] -= 1;
         self.mcount[m][d] -= 1;
         self.stats.completed[d] += 1;
+        // blk_account_io_completion and blk_account_io_done.
+        let io = &mut self.disks[m].io;
+        io.round(t / self.tick_ns);
+        io.in_flight -= 1;
+        io.ios[d] += 1;
+        io.sectors[d] += npages * spp;
+        io.ticks[d] += (t / self.tick_ns).saturating_sub(born);
         // __freed_request on the member's queue: clear below the off threshold.
         let edge = self.mcongested[m][d] && self.mcount[m][d] < self.off;
         self.mcongested[m][d] &= !edge;
@@ -1345,6 +1403,8 @@ impl BlockLayer {
             let part = &pfns[off..off + len];
             if let Some(s) = merge[i] {
                 q.stats.merges[d] += 1;
+                let m = q.member(q.reqs[s].block, spp);
+                q.disks[m].io.merges[d] += 1;
                 q.hint = s;
                 q.append(s, now, part, tag, spp);
             } else {
@@ -1364,7 +1424,10 @@ impl BlockLayer {
                     }
                 }
                 let s = q.free.pop().expect("a free slot per allocatable request") as usize;
-                q.reqs[s] = Req { in_use: true, dir, owner, seq: q.seq, block: b, arrive: now, ..Req::default() };
+                let j = now / q.tick_ns;
+                q.disks[m].io.round(j);
+                q.disks[m].io.in_flight += 1;
+                q.reqs[s] = Req { in_use: true, dir, owner, seq: q.seq, block: b, arrive: now, born: j, ..Req::default() };
                 q.seq += 1;
                 q.count[d] += 1;
                 q.mcount[m][d] += 1;
@@ -1381,6 +1444,7 @@ impl BlockLayer {
             }
         }
         q.stats.sectors[d] += np as u64 * spp;
+        q.stats.bios[d] += 1;
         q.refresh_next();
         res
     }
@@ -1440,7 +1504,7 @@ impl BlockLayer {
                 }
                 self.fin.sort_unstable();
                 for &(_, s) in &self.fin {
-                    if q.release(qi, s as usize, self.spp, &mut self.done_pfns, out, &mut self.wakes) {
+                    if q.release(qi, s as usize, t, self.spp, &mut self.done_pfns, out, &mut self.wakes) {
                         self.nr_congested[q.reqs[s as usize].dir.idx()] -= 1;
                         self.edges |= edge_bit(qi, q.reqs[s as usize].dir);
                     }
@@ -1497,6 +1561,20 @@ impl BlockLayer {
     /// Member disks of `dev`.
     pub fn nr_disks(&self, dev: usize) -> usize {
         self.qs[dev].n
+    }
+
+    /// diskstats' jiffy: 1e9 / HZ ns (the default is HZ 250's).
+    pub fn set_hz(&mut self, hz: u64) {
+        let tick = 1_000_000_000 / hz.max(1);
+        for q in &mut self.qs {
+            q.tick_ns = tick;
+        }
+    }
+
+    /// Member `disk` of `dev`'s /proc/diskstats counters as read at `now` (ns).
+    pub fn disk_io(&self, dev: usize, disk: usize, now: u64) -> DiskIo {
+        let q = &self.qs[dev];
+        q.disks[disk].io.at(now / q.tick_ns)
     }
 
     /// pgpgin as /proc/vmstat shows it: sectors read / 2.
@@ -1876,6 +1954,29 @@ mod tests {
         assert_eq!(v[8].3, vec![8]);
         assert_eq!(v[9].3, vec![9, 10, 11]);
         assert_eq!(v[1].0, v[4].0); // one request of four bios
+    }
+
+    #[test]
+    fn diskstats_counts_requests_merges_jiffies_and_time_in_queue() {
+        let mut b = BlockLayer::new(&[spec(1, 128, 512)], 4096);
+        b.set_hz(1000);
+        use Submit::*;
+        assert_eq!(b.submit(0, 0, Dir::Write, 0, &[0], 0), Queued); // starts at once: 5 ms + 31.25 us
+        assert_eq!(b.submit(0, 0, Dir::Write, 1, &[1], 1), Queued); // the first is on the disk: no merge
+        assert_eq!(b.submit(0, 0, Dir::Write, 2, &[2], 2), Merged);
+        assert_eq!(b.submit(0, 0, Dir::Read, 100, &[3], 3), Queued);
+        let io = b.disk_io(0, 0, 0);
+        assert_eq!((io.in_flight, io.merges, io.ios), (3, [0, 1], [0, 0]));
+        let v = drain(&mut b);
+        // Writes end at 5.03 and 5.09 ms (jiffy 5), the read at 10.13 ms (jiffy 10).
+        assert_eq!(v.iter().map(|x| x.0).collect::<Vec<_>>(), vec![5_031_250, 5_093_750, 5_093_750, 10_125_000]);
+        let at = |ms: u64| b.disk_io(0, 0, ms * 1_000_000);
+        let end = at(10);
+        assert_eq!((end.ios, end.merges, end.sectors, end.ticks), ([1, 2], [0, 1], [8, 24], [10, 10]));
+        // Three in flight for 5 jiffies, one for 5 more.
+        assert_eq!((end.in_flight, end.io_ticks, end.time_in_queue), (0, 10, 20));
+        assert_eq!(at(30), DiskIo { stamp: 30, ..end }, "nothing in flight: the counters stand still");
+        assert_eq!(b.stats(0).bios, [1, 3]);
     }
 
     #[test]

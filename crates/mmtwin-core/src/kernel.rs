@@ -284,6 +284,7 @@ impl Kernel {
         // BLK_BATCH_TIME: HZ/50 jiffies.
         let batch = kern.jiffies_ns(kern.hz / 50);
         kern.blk.set_batch_time_ns(batch);
+        kern.blk.set_hz(spec.machine.hz);
         kern.wl = Workload::start(&mut kern, spec)?;
         Ok(kern)
     }

@@ -1,6 +1,7 @@
-//! /proc snapshots: the state mm/vmstat.c and drivers/base/node.c read for
-//! /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo, /proc/pagetypeinfo and
-//! /sys/devices/system/node/nodeN/numastat, recorded at chosen simulated
+//! /proc snapshots: the state mm/vmstat.c, drivers/base/node.c and
+//! block/genhd.c read for /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,
+//! /proc/pagetypeinfo, /sys/devices/system/node/nodeN/numastat and
+//! /proc/diskstats, recorded at chosen simulated
 //! times (`spec.snapshots`, docs/engine-api.md). The engine records numbers
 //! only; Python prints them in each era's text (mmtwin.reports.procfs).
 //!
@@ -53,6 +54,15 @@ pub struct ZoneSnap {
     pub pcp_count: Vec<u32>,
 }
 
+/// One block device at one time: what /proc/diskstats prints.
+pub struct DevSnap {
+    /// Bios and sectors submitted to the device (an md device's own line).
+    pub bios: [u64; 2],
+    pub sectors: [u64; 2],
+    /// Each member disk's request accounting, rounded to the snapshot's jiffy.
+    pub disks: Vec<crate::block::DiskIo>,
+}
+
 pub struct Snapshot {
     pub t_ns: u64,
     pub kind: Kind,
@@ -62,6 +72,7 @@ pub struct Snapshot {
     pub dirty_thresh: u64,
     pub bg_thresh: u64,
     pub zones: Vec<ZoneSnap>,
+    pub devices: Vec<DevSnap>,
 }
 
 impl Snapshot {
@@ -107,7 +118,13 @@ impl Snapshot {
             })
             .collect();
         let (bg, dirty) = k.global_dirty_limits();
-        Snapshot { t_ns, kind, vm: mm.vm.clone(), zs: k.zone_stat_sum(), dirty_thresh: dirty, bg_thresh: bg, zones }
+        let devices = (0..k.blk.nr_devices())
+            .map(|d| {
+                let st = k.blk.stats(d);
+                DevSnap { bios: st.bios, sectors: st.sectors, disks: (0..k.blk.nr_disks(d)).map(|i| k.blk.disk_io(d, i, t_ns)).collect() }
+            })
+            .collect();
+        Snapshot { t_ns, kind, vm: mm.vm.clone(), zs: k.zone_stat_sum(), dirty_thresh: dirty, bg_thresh: bg, zones, devices }
     }
 
     pub fn to_json(&self, k: &Kernel) -> Value {
@@ -157,11 +174,29 @@ impl Snapshot {
                 })
             })
             .collect();
+        let devices: Vec<Value> = self
+            .devices
+            .iter()
+            .map(|d| {
+                let disks: Vec<Value> = d
+                    .disks
+                    .iter()
+                    .map(|io| {
+                        json!({
+                            "ios": io.ios, "merges": io.merges, "sectors": io.sectors, "ticks": io.ticks,
+                            "in_flight": io.in_flight, "io_ticks": io.io_ticks, "time_in_queue": io.time_in_queue,
+                        })
+                    })
+                    .collect();
+                json!({ "bios": d.bios, "sectors": d.sectors, "disks": disks })
+            })
+            .collect();
         json!({
             "t_ns": self.t_ns,
             "kind": self.kind.name(),
             "vmstat": Value::Object(rows),
             "zones": zones,
+            "devices": devices,
         })
     }
 }

@@ -1042,7 +1042,9 @@ impl Spec {
         let zones = m.nodes.iter().map(|n| n.zones.iter().filter(|z| z.present_pages > 0).count() as u64).sum::<u64>();
         let cpus = self.total_cpus() as u64;
         let per_zone = 4 * m.max_order as u64 + 64 + cpus;
-        8 * (crate::vmstat::NR_EV as u64 + 6 * crate::vmstat::NR_ZEV as u64 + 64 + zones * per_zone)
+        // Per device 4 words and 16 per member disk (snapshot.rs DevSnap).
+        let (devs, disks) = m.storage.as_ref().map_or((0, 0), |st| (st.devices.len() as u64, st.devices.iter().map(|d| u64::from(d.disks)).sum::<u64>()));
+        8 * (crate::vmstat::NR_EV as u64 + 6 * crate::vmstat::NR_ZEV as u64 + 64 + zones * per_zone + 4 * devs + 16 * disks)
     }
 
     fn validate_snapshots(&self) -> Result<(), SpecError> {

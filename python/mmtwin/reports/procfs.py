@@ -13,7 +13,12 @@ kernel of the profile's era shows:
 * ``pagetypeinfo``: /proc/pagetypeinfo, free blocks per order and migrate
   type and pageblocks per migrate type (2.6.24 on: not in era 2.6.18);
 * ``numastat``: /sys/devices/system/node/node<N>/numastat, one node, or every
-  node each after ``node: <N>`` as MMTests' numa-numastat monitor logs them.
+  node each after ``node: <N>`` as MMTests' numa-numastat monitor logs them;
+* ``diskstats``: /proc/diskstats, a line per disk (the whole disk, no
+  partitions) and per md device (block/genhd.c's diskstats_show): an md
+  RAID-0's members are named sd<letter> in order, skipping the names the
+  machine's other devices take; an md device counts bios and sectors only,
+  as md_make_request does.
 
 The formats follow mm/vmstat.c and drivers/base/node.c of 2.6.18, 3.0 (3.1
 prints the same) and 4.11 (read from 4.11-rc8), built with the configuration
@@ -30,7 +35,7 @@ from typing import Any, Optional
 
 from mmtwin.errors import MmtwinError
 
-FILES = ("vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo", "numastat")
+FILES = ("vmstat", "zoneinfo", "buddyinfo", "pagetypeinfo", "numastat", "diskstats")
 
 # Engine zone names (spec ZONE_NAMES) in zone-type order, the kernel's zone->name and the vmstat suffix.
 ZONE_TYPES = ("DMA", "DMA32", "NORMAL", "HIGHMEM", "MOVABLE")
@@ -71,11 +76,15 @@ class Machine:
     max_order: int
     cpus: int
     nodes: int
+    hz: int = 250
+    # (name, member disks) of each block device, in the engine's order.
+    devices: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], result: Mapping[str, Any]) -> "Machine":
         m = spec["machine"]
         era = str(result.get("era") or spec["kernel"]["era"])
+        storage = m.get("storage") or {}
         return cls(
             era=era_format(era),
             page_size=int(m["page_size"]),
@@ -83,6 +92,8 @@ class Machine:
             max_order=int(m.get("max_order", 11)),
             cpus=sum(int(n["cpus"]) for n in m["nodes"]),
             nodes=len(m["nodes"]),
+            hz=int(m.get("hz", 250)),
+            devices=tuple((str(d["name"]), int(d.get("disks", 1))) for d in storage.get("devices") or ()),
         )
 
     @property
@@ -439,6 +450,63 @@ def numastat_text(snap: Mapping[str, Any], machine: Machine) -> str:
     return "".join(f"node: {n}\n" + numastat_node_text(snap, n) for n in nodes)
 
 
+# --------------------------------------------------------------------------- diskstats
+
+
+def jiffies_to_msecs(j: int, hz: int) -> int:
+    """kernel/time.c's jiffies_to_msecs (64-bit), printed as an unsigned int."""
+    if 1000 % hz == 0:
+        ms = (1000 // hz) * j
+    elif hz % 1000 == 0:
+        ms = -(-j // (hz // 1000))
+    else:
+        ms = j * 1000 // hz
+    return ms % 2**32
+
+
+def disk_names(devices: Sequence[tuple[str, int]]) -> list[list[str]]:
+    """Per device, the names of its disks: a plain disk is the device; an md RAID-0's members take
+    sd<letter> names in order, skipping the names the machine's devices use."""
+    taken = {name for name, _ in devices}
+    letters = (chr(c) for c in range(ord("a"), ord("z") + 1))
+    free = (f"sd{c}" for c in letters if f"sd{c}" not in taken)
+    return [[name] if n == 1 else [next(free, f"{name}-{i}") for i in range(n)] for name, n in devices]
+
+
+def _devt(name: str, order: int) -> tuple[int, int]:
+    """(major, minor): SCSI disks sd<letter> are 8, 16 x the letter's place; md<N> 9, N; others 8 after them."""
+    m = re.fullmatch(r"sd([a-z])", name)
+    if m:
+        return 8, 16 * (ord(m.group(1)) - ord("a"))
+    m = re.fullmatch(r"md([0-9]+)", name)
+    if m:
+        return 9, int(m.group(1))
+    return 8, 16 * (26 + order)
+
+
+def diskstats_text(snap: Mapping[str, Any], machine: Machine) -> str:
+    """/proc/diskstats: each disk's request accounting, then each md device's bios and sectors."""
+    devs = snap.get("devices") or []
+    names = disk_names(machine.devices)
+    lines: list[tuple[tuple[int, int, int], str]] = []  # (md device after the disks, major, minor), text
+    ms = lambda j: jiffies_to_msecs(int(j), machine.hz)  # noqa: E731
+    mw = 4 if machine.era == "2.6.18" else 7  # the minor's width: "%4d %4d" in 2.6.18, "%4d %7d" from 2.6.28
+    for i, (dev, disks) in enumerate(zip(devs, names)):
+        for k, (io, name) in enumerate(zip(dev.get("disks") or [], disks)):
+            devt = _devt(name, i * 32 + k)
+            (r, w) = (0, 1)
+            lines.append(((0, *devt), f"{devt[0]:4d} {devt[1]:{mw}d} {name} {io['ios'][r]} {io['merges'][r]} {io['sectors'][r]} "
+                                f"{ms(io['ticks'][r])} {io['ios'][w]} {io['merges'][w]} {io['sectors'][w]} {ms(io['ticks'][w])} "
+                                f"{io['in_flight']} {ms(io['io_ticks'])} {ms(io['time_in_queue'])}\n"))
+        if len(disks) > 1:
+            name = machine.devices[i][0]
+            devt = _devt(name, i * 32 + 31)
+            bios, sectors = dev.get("bios") or [0, 0], dev.get("sectors") or [0, 0]
+            lines.append(((1, *devt),
+                          f"{devt[0]:4d} {devt[1]:{mw}d} {name} {bios[0]} 0 {sectors[0]} 0 {bios[1]} 0 {sectors[1]} 0 0 0 0\n"))
+    return "".join(text for _, text in sorted(lines, key=lambda x: x[0]))
+
+
 # --------------------------------------------------------------------------- one file of one snapshot
 
 
@@ -457,6 +525,8 @@ def render(name: str, snap: Mapping[str, Any], machine: Machine) -> str:
         return pagetypeinfo_text(snap, machine)
     if name == "numastat":
         return numastat_text(snap, machine)
+    if name == "diskstats":
+        return diskstats_text(snap, machine)
     raise MmtwinError(f"--proc: {name!r} is not allowed; one of {', '.join(FILES)}")
 
 
@@ -541,12 +611,14 @@ _NR_ZEV = 7
 
 def snapshot_bytes(spec: Mapping[str, Any]) -> int:
     """Upper bound of one snapshot's memory in the engine:
-    8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + CPUs)) bytes."""
+    8 x (NR_EV + 6 x NR_ZEV + 64 + zones x (4 x max_order + 64 + CPUs) + 4 x devices + 16 x disks) bytes."""
     m = spec["machine"]
     zones = sum(1 for n in m["nodes"] for z in n["zones"] if int(z["present_pages"]) > 0)
     cpus = sum(int(n["cpus"]) for n in m["nodes"])
     per_zone = 4 * int(m.get("max_order", 11)) + 64 + cpus
-    return 8 * (_NR_EV + 6 * _NR_ZEV + 64 + zones * per_zone)
+    devices = (m.get("storage") or {}).get("devices") or []
+    disks = sum(int(d.get("disks", 1)) for d in devices)
+    return 8 * (_NR_EV + 6 * _NR_ZEV + 64 + zones * per_zone + 4 * len(devices) + 16 * disks)
 
 
 def max_periodic_allowed(spec: Mapping[str, Any], at_count: int) -> int:
