@@ -223,8 +223,9 @@ pub struct DevStats {
     pub completed: [u64; 2],
     /// The most requests one request list of the device had allocated.
     pub peak: [u32; 2],
-    /// Bios submitted to the device (md_make_request's ios[rw]: a bio
-    /// raid0 splits at a chunk boundary counts once).
+    /// Bios submitted to the device (md_make_request's ios[rw]): a bio
+    /// that would cross a chunk boundary is two, as raid0_mergeable_bvec
+    /// ends a bio there.
     pub bios: [u64; 2],
 }
 
@@ -620,8 +621,8 @@ struct Queue {
     /// The earliest end of a piece in service (cached): the next event.
     next: Option<u64>,
     stats: DevStats,
-    /// Nanoseconds a jiffy (1e9 / HZ): diskstats counts in jiffies.
-    tick_ns: u64,
+    /// HZ: diskstats counts in jiffies (ns x HZ / 1e9, as `Kernel::jiffies`).
+    hz: u64,
 }
 
 impl Queue {
@@ -709,7 +710,7 @@ impl Queue {
             seq: 0,
             next: None,
             stats: DevStats::default(),
-            tick_ns: 4_000_000,
+            hz: 250,
         }
     }
 
@@ -734,6 +735,14 @@ impl Queue {
             && r.npages as usize + np <= self.maxp
             // A request is one member's: it stays within one chunk.
             && (self.n == 1 || (r.block * spp) / self.chunk == (block * spp) / self.chunk)
+    }
+
+    /// The jiffy of simulated time `ns`. (A submit is stamped with its
+    /// task's clock, which may run a few microseconds past a completion the
+    /// event loop has yet to process; `DiskIo::round` ignores time going
+    /// back, so such a completion's jiffy is taken as the later one.)
+    fn jiffies(&self, ns: u64) -> u64 {
+        (u128::from(ns) * u128::from(self.hz) / 1_000_000_000) as u64
     }
 
     /// The member disk whose request list a request starting at page `block` is on.
@@ -1082,12 +1091,13 @@ impl Queue {
         self.mcount[m][d] -= 1;
         self.stats.completed[d] += 1;
         // blk_account_io_completion and blk_account_io_done.
+        let j = self.jiffies(t);
         let io = &mut self.disks[m].io;
-        io.round(t / self.tick_ns);
+        io.round(j);
         io.in_flight -= 1;
         io.ios[d] += 1;
         io.sectors[d] += npages * spp;
-        io.ticks[d] += (t / self.tick_ns).saturating_sub(born);
+        io.ticks[d] += j.saturating_sub(born);
         // __freed_request on the member's queue: clear below the off threshold.
         let edge = self.mcongested[m][d] && self.mcount[m][d] < self.off;
         self.mcongested[m][d] &= !edge;
@@ -1424,7 +1434,7 @@ impl BlockLayer {
                     }
                 }
                 let s = q.free.pop().expect("a free slot per allocatable request") as usize;
-                let j = now / q.tick_ns;
+                let j = q.jiffies(now);
                 q.disks[m].io.round(j);
                 q.disks[m].io.in_flight += 1;
                 q.reqs[s] = Req { in_use: true, dir, owner, seq: q.seq, block: b, arrive: now, born: j, ..Req::default() };
@@ -1444,7 +1454,7 @@ impl BlockLayer {
             }
         }
         q.stats.sectors[d] += np as u64 * spp;
-        q.stats.bios[d] += 1;
+        q.stats.bios[d] += nparts as u64;
         q.refresh_next();
         res
     }
@@ -1563,18 +1573,17 @@ impl BlockLayer {
         self.qs[dev].n
     }
 
-    /// diskstats' jiffy: 1e9 / HZ ns (the default is HZ 250's).
+    /// The machine's HZ, for diskstats' jiffies (the default is 250).
     pub fn set_hz(&mut self, hz: u64) {
-        let tick = 1_000_000_000 / hz.max(1);
         for q in &mut self.qs {
-            q.tick_ns = tick;
+            q.hz = hz.max(1);
         }
     }
 
     /// Member `disk` of `dev`'s /proc/diskstats counters as read at `now` (ns).
     pub fn disk_io(&self, dev: usize, disk: usize, now: u64) -> DiskIo {
         let q = &self.qs[dev];
-        q.disks[disk].io.at(now / q.tick_ns)
+        q.disks[disk].io.at(q.jiffies(now))
     }
 
     /// pgpgin as /proc/vmstat shows it: sectors read / 2.
@@ -1977,6 +1986,17 @@ mod tests {
         assert_eq!((end.in_flight, end.io_ticks, end.time_in_queue), (0, 10, 20));
         assert_eq!(at(30), DiskIo { stamp: 30, ..end }, "nothing in flight: the counters stand still");
         assert_eq!(b.stats(0).bios, [1, 3]);
+    }
+
+    #[test]
+    fn an_md_device_counts_a_bio_cut_at_a_chunk_boundary_as_two() {
+        let mut b = BlockLayer::new(&[spec(2, 128, 512)], 4096); // 64 KiB chunks: 16 pages
+        assert_eq!(b.submit(0, 0, Dir::Write, 14, &[0, 1, 2, 3], 0), Submit::Queued); // pages 14-15 and 16-17
+        assert_eq!(b.submit(0, 0, Dir::Write, 40, &[4], 1), Submit::Queued);
+        assert_eq!(b.stats(0).bios, [0, 3]);
+        let (d0, d1) = (b.disk_io(0, 0, 0), b.disk_io(0, 1, 0));
+        // Chunk 0 (pages 0-15) and chunk 2 (32-47) are disk 0's, chunk 1 disk 1's: a request a part.
+        assert_eq!((d0.in_flight, d1.in_flight), (2, 1));
     }
 
     #[test]

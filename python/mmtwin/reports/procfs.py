@@ -474,10 +474,12 @@ def disk_names(devices: Sequence[tuple[str, int]]) -> list[list[str]]:
 
 
 def _devt(name: str, order: int) -> tuple[int, int]:
-    """(major, minor): SCSI disks sd<letter> are 8, 16 x the letter's place; md<N> 9, N; others 8 after them."""
+    """(major, minor): SCSI disks sd<letter> as the sd driver numbers them (sda-sdp major 8, sdq-sdz 65,
+    16 minors a disk); md<N> 9, N; any other name 8, past the sd disks' minors."""
     m = re.fullmatch(r"sd([a-z])", name)
     if m:
-        return 8, 16 * (ord(m.group(1)) - ord("a"))
+        idx = ord(m.group(1)) - ord("a")
+        return (8, 16 * idx) if idx < 16 else (65 + (idx - 16) // 16, 16 * ((idx - 16) % 16))
     m = re.fullmatch(r"md([0-9]+)", name)
     if m:
         return 9, int(m.group(1))

@@ -140,9 +140,6 @@ impl Fsmark {
             }
             Phase::Create => {
                 let t = &mut self.threads[ti];
-                if t.iter_files == 0 && t.call_start.is_none() && t.in_calls == 0 {
-                    t.loop_start = t.loop_start.max(if self.iteration == 0 { 0 } else { t.loop_start });
-                }
                 Self::begin_call(t, now);
                 ctx.user += k.cost.user_store_ns;
                 // setup_file_name(): DIR_ROUND_ROBIN with -N (taken when
