@@ -853,8 +853,8 @@ impl Kernel {
         result
     }
 
-    /// Per block device: its requests as /proc/diskstats counts them
-    /// (allocated, back-merged bios, sectors, per direction), and per
+    /// Per block device: its requests (allocated, back-merged bios,
+    /// sectors submitted, the most one member's list held, per direction), and per
     /// member disk the time it served pieces and, of that, the time spent
     /// reaching their first sectors (seek and rotation).
     fn devices_json(&self, spec: &Spec) -> Value {
@@ -873,6 +873,7 @@ impl Kernel {
                     "requests": { "read": st.requests[0], "write": st.requests[1] },
                     "merges": { "read": st.merges[0], "write": st.merges[1] },
                     "sectors": { "read": st.sectors[0], "write": st.sectors[1] },
+                    "peak": { "read": st.peak[0], "write": st.peak[1] },
                     "disks": disks,
                 })
             })
