@@ -446,6 +446,8 @@ def test_diskstats_names_numbers_and_converts_jiffies() -> None:
         "   8      32 sdc 2 0 16 8 4 2 32 24 1 40 56\n"
         "   9       0 md0 3 0 24 0 9 0 72 0 0 0 0\n")
     assert procfs.diskstats_text({}, machine) == ""
+    with pytest.raises(MmtwinError, match=r"^--proc: diskstats is not in this run's snapshots"):
+        procfs.render("diskstats", {"vmstat": {}, "zones": []}, machine)
     assert [procfs._devt(n, 0) for n in ("sdb", "sdp", "sdq", "sdz", "md3")] == [(8, 16), (8, 240), (65, 0), (65, 144), (9, 3)]
     assert [procfs.jiffies_to_msecs(j, hz) for j, hz in ((3, 250), (3, 1000), (1000, 1024), (2**31, 250))] == [12, 3, 976, 0]
 

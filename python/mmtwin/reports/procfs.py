@@ -528,6 +528,9 @@ def render(name: str, snap: Mapping[str, Any], machine: Machine) -> str:
     if name == "numastat":
         return numastat_text(snap, machine)
     if name == "diskstats":
+        if machine.devices and "devices" not in snap:
+            raise MmtwinError("--proc: diskstats is not in this run's snapshots (written by an mmtwin before "
+                              "/proc/diskstats was recorded); run it again")
         return diskstats_text(snap, machine)
     raise MmtwinError(f"--proc: {name!r} is not allowed; one of {', '.join(FILES)}")
 
