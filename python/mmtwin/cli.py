@@ -386,7 +386,8 @@ EXPERIMENT_HELP = "Take the workload (and, without -m, the machine) from this ex
 RUN_HELP = "The [[runs]] entry of --experiment to run (e.g. fsmark)."
 SCALE_HELP = "Multiply node memory, reserved memory, zone boundaries and the workload's size by S (0 < S <= 1)."
 SEED_HELP = ("Seed of the run: the memory hog's unknowns come from it (the timer phase; with fork_balance "
-             "ia64-2.6.18 the shell's CPU and which idle CPU pulls a thread, and when). Same seed, same output.")
+             "ia64-2.6.18 the shell's CPU and which idle CPU pulls a thread, and when), and fs_mark's wall clock "
+             "(which subdirectory each iteration starts in). Same seed, same output.")
 CHECK_HELP = "Run the engine's full invariant checks (slower)."
 OUTPUT_DIR_HELP = (
     "Also write the run(s) as a results tree in DIR: MMTests' work/log layout plus mmtwin-results.json "

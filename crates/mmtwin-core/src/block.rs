@@ -569,7 +569,6 @@ impl Timing {
         let seek = self.track_ns + ((self.full_ns - self.track_ns) as f64 * frac) as u64;
         seek + self.rev_ns / 2
     }
-
 }
 
 struct Queue {
