@@ -530,6 +530,8 @@ def _write_proc_files(own: Path, run: Run) -> None:
     for label, snap in proc_dirs(run):
         d = own / "proc" / label
         for name in files_of(machine.era):
+            if name == "diskstats" and "devices" not in snap:
+                continue  # a run recorded before its devices were
             if name == "numastat":
                 for node in sorted({int(z["node"]) for z in snap.get("zones") or []}):
                     _write(d / f"node{node}" / "numastat", numastat_node_text(snap, node))
