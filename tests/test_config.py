@@ -401,6 +401,7 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     m = config.load_machine("bad")
     assert m.storage is not None and m.storage.devices[0].chunk_kib == 64  # md's default, unused for one disk
     assert m.storage.devices[0].elevator == "noop"  # arrival order unless the preset says deadline
+    assert m.storage.devices[0].queue_depth == 1  # one command at a time unless the preset says otherwise
     assert m.storage.fs.kind == "ext4" and m.storage.swap is None
     assert m.cost.syscall_ns == 300 and m.cost.writepage_ns == 1500  # v2 costs default to the engine's
 
@@ -432,7 +433,7 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ("disks = 1", "disks = 2\nchunk_kib = 48", "storage.devices[0].chunk_kib: 48 is not allowed; expected a power of two"),
         ("disks = 1", "disks = 1\nspindle = 7200",
          "storage.devices[0].spindle: unknown key; allowed keys here: name, disks, chunk_kib, bandwidth_mib_s, access_us, rpm, "
-         "track_seek_us, full_seek_us, nr_requests, max_sectors_kib, size_mib, elevator"),
+         "track_seek_us, full_seek_us, nr_requests, max_sectors_kib, size_mib, elevator, queue_depth"),
         ("disks = 1", "disks = 1\nrpm = 7200",
          "storage.devices[0].access_us: 8000 is not allowed with rpm; the seek curve replaces the flat access time: give one or the other"),
         ("access_us = 8000", "rpm = 7200",
@@ -445,6 +446,9 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.devices[0].rpm: missing; a seek curve needs rpm, track_seek_us and full_seek_us (track_seek_us is given)"),
         ("access_us = 8000", "",
          "storage.devices[0].access_us: missing; give access_us (a flat access time) or rpm, track_seek_us and full_seek_us (a seek curve)"),
+        ("disks = 1", "disks = 1\nqueue_depth = 0",
+         "storage.devices[0].queue_depth: 0 is not allowed; expected 1 to 256 commands (1: none queued; a SATA drive under libata takes 31)"),
+        ("disks = 1", "disks = 1\nqueue_depth = 257", "storage.devices[0].queue_depth: 257 is not allowed; expected 1 to 256"),
         ("disks = 1", 'disks = 1\nelevator = "bfq"', "storage.devices[0].elevator: 'bfq' is not allowed; expected 'noop', 'deadline' or 'cfq'"),
         ('name = "sda"', 'name = "sd a"', "storage.devices[0].name: 'sd a' is not allowed"),
         ("size_mib = 8000", "size_mib = 8000\n\n[storage.swap]\ndevice = \"sda\"\nsize_mib = 20000",

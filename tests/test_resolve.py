@@ -260,7 +260,8 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
         "storage": {
             "devices": [{"name": "sda", "disks": 1, "chunk_kib": 64, "bandwidth_mib_s": 100, "access_us": 0,
                          "rpm": 7200, "track_seek_us": 1000, "full_seek_us": 15000,
-                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "deadline"}],
+                         "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "deadline",
+                         "queue_depth": 1}],
             "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
             "swap": None,
         },

@@ -219,6 +219,8 @@ MAX_PAGES = 2**27
 MAX_DISKS = 64
 MAX_NR_REQUESTS = 100_000
 MAX_SECTORS_KIB = 65_536
+# The engine's limit on a disk's queue_depth (spec.rs).
+MAX_QUEUE_DEPTH = 256
 MAX_DISK_MIB = 2**32
 REQUEST_SLOTS_BUDGET = 2**30  # spec.rs: all devices' preallocated request slots together
 
@@ -290,6 +292,10 @@ class StorageDevice(StrictModel):
     # each reader its own queue and the writes one shared queue, served in
     # turns of time slices (block.rs, docs/config-schema.md).
     elevator: Literal["noop", "deadline", "cfq"] = "noop"
+    # Commands each disk holds at once: 1 takes one at a time in the
+    # elevator's order; more is native command queueing (a SATA drive under
+    # libata: 31), the drive serving the piece nearest its head first.
+    queue_depth: int = 1
 
     @field_validator("name")
     @classmethod
@@ -368,6 +374,11 @@ class StorageDevice(StrictModel):
     def _size(cls, v: int) -> int:
         return _between(v, 1, MAX_DISK_MIB, " MiB (per disk; the engine's limit, 4 PiB)")
 
+    @field_validator("queue_depth")
+    @classmethod
+    def _queue_depth(cls, v: int) -> int:
+        return _between(v, 1, MAX_QUEUE_DEPTH, " commands (1: none queued; a SATA drive under libata takes 31)")
+
     def capacity_mib(self) -> int:
         return self.size_mib * self.disks
 
@@ -375,7 +386,7 @@ class StorageDevice(StrictModel):
 def request_slots_bytes(d: StorageDevice, page_size: int) -> int:
     """The engine's bound on one device's preallocated request slots (spec.rs ``request_slots_bytes``)."""
     pages = max(1, d.max_sectors_kib * 1024 // page_size)
-    return 2 * max(1, 3 * d.nr_requests // 2) * d.disks * (12 * pages + 48 * d.disks + 64)
+    return 2 * max(1, 3 * d.nr_requests // 2) * d.disks * (12 * pages + 48 * d.disks + 64) + 4 * d.queue_depth * d.disks
 
 
 class Filesystem(StrictModel):

@@ -437,6 +437,7 @@ def storage_spec(machine: Machine) -> dict[str, Any] | None:
                 "max_sectors_kib": d.max_sectors_kib,
                 "size_mib": d.size_mib,
                 "elevator": d.elevator,
+                "queue_depth": d.queue_depth,
             }
             for d in st.devices
         ],

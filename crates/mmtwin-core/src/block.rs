@@ -33,11 +33,15 @@
 //!   `raid0.c:map_sector` does for a single strip zone: `nr_requests` per
 //!   direction and member, congestion per member, and the device congested
 //!   when any member is (`raid0_congested`). Requests never span chunks.
-//! * Each disk serves one piece at a time, in the order its [`Elevator`]
-//!   picks (noop: arrival order; deadline: sector order in batches, reads
-//!   first, with expiry; cfq: queue by queue in time slices, see
-//!   [`Elevator::Cfq`]). A cfq disk may also sit idle on purpose, waiting
-//!   for the active reader's next read; its idle timer is a block event.
+//! * Each disk serves one piece at a time. Its [`Elevator`] picks what
+//!   goes to the drive (noop: arrival order; deadline: sector order in
+//!   batches, reads first, with expiry; cfq: queue by queue in time slices,
+//!   see [`Elevator::Cfq`]); a drive of `queue_depth` 1 serves that order,
+//!   a deeper one (native command queueing) holds up to `queue_depth`
+//!   pieces and serves the nearest first, with aging (`Queue::start`). A
+//!   piece handed to the drive takes no more merges. A cfq disk may also
+//!   sit idle on purpose, waiting for the active reader's next read; its
+//!   idle timer is a block event.
 //! * A piece costs its bytes at `bandwidth_mib_s`, plus, unless it starts
 //!   exactly where the previous piece served by that disk ended, either the
 //!   flat `access_us` or, with `rpm` set, a seek over the distance plus half a
@@ -88,6 +92,10 @@ pub struct DeviceSpec {
     pub size_mib: u64,
     /// The I/O scheduler of each (member) disk.
     pub elevator: Elevator,
+    /// Commands each (member) disk holds at once (native command queueing:
+    /// 31 for a SATA drive under libata, `ATA_MAX_QUEUE - 1`); 1 = a drive
+    /// that takes one command at a time. See [`Queue::start`].
+    pub queue_depth: u32,
 }
 
 /// The I/O scheduler that picks each disk's next piece.
@@ -127,15 +135,18 @@ pub enum Elevator {
     /// disk idle up to `slice_idle` for its next read (cfq_arm_slice_timer),
     /// its idle timer being a block event. A read that arrives while the
     /// writes have the disk preempts them (cfq_should_preempt: sync over
-    /// async): its queue goes to the front
-    /// and is served next, once the writes already in the drive are done
-    /// (a turn of the writes puts up to cfq_quantum / 2 = 4 into an NCQ
-    /// drive, one per 100 ms since a read last waited 125 ms, at least one:
-    /// cfq_may_dispatch); the writes keep the rest of their slice.
-    /// Simplified: a queue's "existing queues" count is the busy ones; the
-    /// disk serves the pieces one at a time in this order (an NCQ drive
-    /// would reorder those it holds); no separate SYNC_NOIDLE tree (seeky
-    /// readers), no FIFO expiry inside a queue, no other preemption rule.
+    /// async): its queue goes to the front and becomes the active queue;
+    /// the writes keep the rest of their slice. What goes into the drive
+    /// follows cfq_may_dispatch: no write while a read is in the drive; no
+    /// read of an idling reader while writes are (they drain first); a
+    /// queue puts up to cfq_quantum / 2 (4) pieces into the drive, up to
+    /// cfq_quantum (8) early in its slice when others are busy, any number
+    /// when it is the only busy queue (or the only reader); and the writes
+    /// at most one per 100 ms since a read last waited 125 ms (at least one
+    /// when none of theirs is in the drive).
+    /// Simplified: a queue's "existing queues" count is the busy ones; no
+    /// separate SYNC_NOIDLE tree (seeky readers), no FIFO expiry inside a
+    /// queue, no other preemption rule.
     Cfq,
 }
 
@@ -145,10 +156,11 @@ const CFQ_SLICE_SYNC: u64 = 100_000_000;
 const CFQ_SLICE_ASYNC: u64 = 40_000_000;
 const CFQ_SLICE_IDLE: u64 = 8_000_000;
 const CFQ_TARGET_LATENCY: u64 = 300_000_000;
-/// cfq_quantum / 2: the most requests a queue has in the drive at once
-/// (cfq_may_dispatch), and `fifo_expire_sync` (HZ/8), past which a read
-/// counts as delayed (last_delayed_sync).
-const CFQ_ASYNC_DEPTH: u32 = 4;
+/// `cfq_quantum` (3.0: 8): half of it is what a queue normally has in the
+/// drive at once, all of it early in a slice (cfq_may_dispatch); and
+/// `fifo_expire_sync` (HZ/8), past which a read counts as delayed
+/// (last_delayed_sync).
+const CFQ_QUANTUM: u32 = 8;
 const CFQ_FIFO_EXPIRE_SYNC: u64 = 125_000_000;
 /// The cfq queue of every asynchronous request.
 const ASYNC_Q: u32 = u32::MAX - 1; // below NONE (u32::MAX), above every io_context id
@@ -438,6 +450,13 @@ struct Disk {
     starved: u32,
     /// The slot whose piece is in service while `busy`.
     cur: u32,
+    /// Slots dispatched to the drive and waiting there (native command
+    /// queueing), in dispatch order: out of the elevator, no longer
+    /// mergeable; at most `depth` - 1 besides the one in service.
+    drive: Vec<u32>,
+    /// How many times in a row the oldest piece in the drive was passed
+    /// over for a nearer one (the drive's aging: see [`Queue::pick`]).
+    bypass: u32,
     busy: bool,
     end: u64,
     svc: u64,
@@ -464,9 +483,9 @@ struct Disk {
     wl_end: u64,
     /// cfq: insertions into `tree` so far (ties of keys go in that order).
     tseq: u64,
-    /// cfq: async pieces the active write queue has in the drive, which a
-    /// preempting read must wait for (cfq_may_dispatch's depth).
-    async_left: u32,
+    /// cfq: no request of the active queue has completed in its slice yet
+    /// (cfq_cfqq_slice_new).
+    q_new: bool,
     /// cfq: the reader whose read preempts the writes once those pieces
     /// are done (NONE: none).
     preempt: u32,
@@ -581,6 +600,8 @@ struct Queue {
     size_pages: u64,
     tm: Timing,
     elevator: Elevator,
+    /// Pieces a disk's drive holds at once (`queue_depth`).
+    depth: u32,
     /// Per slot and disk: when its piece joined the disk's FIFO (a counter),
     /// and the simulated time it did (deadline's expiry).
     stamp: Vec<u64>,
@@ -647,6 +668,8 @@ impl Queue {
             batching: 0,
             starved: 0,
             cur: 0,
+            drive: Vec::with_capacity(s.queue_depth as usize),
+            bypass: 0,
             busy: false,
             end: 0,
             svc: 0,
@@ -664,7 +687,7 @@ impl Queue {
             tseq: 0,
             idle_until: 0,
             cic: Vec::new(),
-            async_left: 0,
+            q_new: false,
             preempt: NONE,
             last_delayed_sync: NO_POS,
         };
@@ -686,6 +709,7 @@ impl Queue {
                 disk_sectors,
             },
             elevator: s.elevator,
+            depth: s.queue_depth.max(1),
             stamp: vec![0; slots * n],
             stamps: 0,
             queued: vec![0; slots * n],
@@ -798,7 +822,7 @@ impl Queue {
             pos += len;
         }
         for d in 0..self.n {
-            if !self.disks[d].busy {
+            if !self.disks[d].busy || self.disks[d].drive.len() + 1 < self.depth as usize {
                 self.start(d, now);
             }
         }
@@ -936,11 +960,12 @@ impl Queue {
             }
         }
         let k = &self.disks[d];
-        if k.cq == ASYNC_Q && k.preempt != NONE && (k.async_left == 0 || t >= k.q_end) {
-            // cfq_preempt_queue, once the writes already in the drive are
-            // done: the writes keep what was left of their slice
-            // (slice_resid); the reader goes to the front of its tree, a
-            // second ahead of the first queue, and is served next.
+        if k.cq == ASYNC_Q && k.preempt != NONE {
+            // cfq_preempt_queue: the writes keep what was left of their
+            // slice (slice_resid); the reader goes to the front of its
+            // tree, a second ahead of the first queue, and is served next
+            // (its reads go to the drive once the writes there are done:
+            // cfq_may_dispatch below).
             let reader = k.preempt;
             let resid = k.q_end.saturating_sub(t);
             if !self.disks[d].sorted[1].is_empty() {
@@ -1005,13 +1030,10 @@ impl Queue {
             k.q_start = t;
             k.preempt = NONE;
             k.q_end = t + cfq_slice(q != ASYNC_Q, nr);
-            if q == ASYNC_Q {
-                // cfq_may_dispatch: up to cfq_quantum / 2 (4) writes go to
-                // the drive at once, fewer while reads are being delayed:
-                // one per 100 ms since the last read that waited 125 ms.
-                let depth = if k.last_delayed_sync == NO_POS { CFQ_ASYNC_DEPTH } else { (t.saturating_sub(k.last_delayed_sync) / CFQ_SLICE_SYNC) as u32 };
-                k.async_left = depth.clamp(1, CFQ_ASYNC_DEPTH);
-            }
+            k.q_new = true;
+        }
+        if !self.cfq_may_dispatch(d, t, nr) {
+            return None;
         }
         let q = self.disks[d].cq;
         let dir = usize::from(q == ASYNC_Q);
@@ -1023,7 +1045,6 @@ impl Queue {
         let at = list[from..].iter().position(mine).map(|i| from + i).or_else(|| list[..from].iter().position(mine)).expect("the queue has a piece here");
         let (start, len) = self.piece[list[at] as usize * self.n + d];
         let k = &mut self.disks[d];
-        k.async_left = k.async_left.saturating_sub(u32::from(dir == 1));
         if dir == 0 {
             // cfq_update_io_seektime: CFQQ_SEEK_THR is 800 sectors.
             let c = k.cic(q);
@@ -1037,16 +1058,120 @@ impl Queue {
         Some((dir, s))
     }
 
-    /// Start the piece the elevator picks on disk `d`, no earlier than `t`.
+    /// Pieces on disk `d`'s drive (waiting there or in service) that are
+    /// reads, writes, and of cfq queue `q`.
+    fn in_drive(&self, d: usize, q: u32) -> (u32, u32, u32) {
+        let k = &self.disks[d];
+        let (mut sync, mut asy, mut mine) = (0, 0, 0);
+        for &s in k.drive.iter().chain(k.busy.then_some(&k.cur)) {
+            let r = &self.reqs[s as usize];
+            if r.dir == Dir::Read {
+                sync += 1;
+            } else {
+                asy += 1;
+            }
+            mine += u32::from(r.owner == q);
+        }
+        (sync, asy, mine)
+    }
+
+    /// cfq_may_dispatch (3.0) for the active queue of disk `d`, `nr` queues
+    /// busy: may it put one more piece into the drive?
+    fn cfq_may_dispatch(&self, d: usize, t: u64, nr: u64) -> bool {
+        let k = &self.disks[d];
+        let q = k.cq;
+        let (sync, asy, dispatched) = self.in_drive(d, q);
+        let is_sync = q != ASYNC_Q;
+        if is_sync {
+            // Drain async requests before an idling reader's sync IO.
+            let c = k.cic.get(q as usize).copied().unwrap_or(Cic::NEW);
+            if c.idle && c.hist.count_ones() <= 32 / 8 && asy > 0 {
+                return false;
+            }
+        } else if sync > 0 {
+            // An async queue waits while sync IO is in flight.
+            return false;
+        }
+        let mut max = CFQ_QUANTUM / 2;
+        if dispatched >= max {
+            // The only busy reader may go as deep as it likes (promote_sync).
+            let busy_sync = nr - u64::from(!k.sorted[1].is_empty());
+            let promote_sync = is_sync && busy_sync == 1;
+            // cfq_slice_used_soon: nothing dispatched yet in this slice, or
+            // what is in the drive would take it past its end at slice_idle each.
+            let used_soon = k.q_new || t + CFQ_SLICE_IDLE * u64::from(dispatched) > k.q_end;
+            if nr > 1 && used_soon && !promote_sync {
+                return false;
+            }
+            max = if nr == 1 || promote_sync { u32::MAX } else { CFQ_QUANTUM };
+        }
+        if !is_sync {
+            // Writes ramp up: one request per slice_sync since a read last
+            // waited fifo_expire_sync, at least one when none is in the drive.
+            let mut depth = if k.last_delayed_sync == NO_POS { u32::MAX } else { (t.saturating_sub(k.last_delayed_sync) / CFQ_SLICE_SYNC).min(u64::from(u32::MAX)) as u32 };
+            if depth == 0 && dispatched == 0 {
+                depth = 1;
+            }
+            max = max.min(depth);
+        }
+        dispatched < max
+    }
+
+    /// Fill disk `d`'s drive from the elevator (each piece leaves the
+    /// elevator and its request can no longer be merged into), and if the
+    /// disk is idle, serve the piece the drive picks, then fill again.
+    ///
+    /// A drive of `queue_depth` 1 takes one piece at a time in the
+    /// elevator's order. A deeper one (native command queueing) holds up
+    /// to `queue_depth` pieces and serves first the one it reaches soonest
+    /// from where its head is (shortest positioning time), in dispatch
+    /// order among equals, except that the oldest piece it holds is served
+    /// once it has been passed over `queue_depth` times in a row (aging, so
+    /// a far piece is not starved by a stream near the head).
     fn start(&mut self, d: usize, t: u64) {
-        let Some((_, s)) = self.dispatch(d, t) else {
-            return;
-        };
+        self.fill(d, t);
+        if !self.disks[d].busy && !self.disks[d].drive.is_empty() {
+            let s = self.pick(d);
+            self.serve(d, s, t);
+            self.fill(d, t);
+        }
+    }
+
+    fn fill(&mut self, d: usize, t: u64) {
+        while self.disks[d].drive.len() + usize::from(self.disks[d].busy) < self.depth as usize {
+            let Some((_, s)) = self.dispatch(d, t) else {
+                break;
+            };
+            self.reqs[s as usize].started = true;
+            self.hash.del(s as usize);
+            self.disks[d].drive.push(s);
+        }
+    }
+
+    /// The piece the drive serves next, taken off it (see [`Self::start`]).
+    fn pick(&mut self, d: usize) -> u32 {
+        let k = &self.disks[d];
+        let mut best = 0;
+        if k.drive.len() > 1 && k.bypass < self.depth {
+            let cost = |s: u32| self.tm.access(k.pos, self.piece[s as usize * self.n + d].0);
+            let mut c0 = cost(k.drive[0]);
+            for (i, &s) in k.drive.iter().enumerate().skip(1) {
+                let c = cost(s);
+                if c < c0 {
+                    (best, c0) = (i, c);
+                }
+            }
+        }
+        let k = &mut self.disks[d];
+        k.bypass = if best == 0 { 0 } else { k.bypass + 1 };
+        k.drive.remove(best)
+    }
+
+    /// Serve slot `s`'s piece on disk `d`, no earlier than `t`.
+    fn serve(&mut self, d: usize, s: u32, t: u64) {
         self.disks[d].cur = s;
         let (st, len) = self.piece[s as usize * self.n + d];
-        let r = &mut self.reqs[s as usize];
-        r.started = true;
-        self.hash.del(s as usize);
+        let r = &self.reqs[s as usize];
         let disk = &mut self.disks[d];
         let access = self.tm.access(disk.pos, st);
         disk.svc = access + self.tm.xfer(len);
@@ -1505,6 +1630,11 @@ impl BlockLayer {
                         let owner = q.reqs[s].owner;
                         q.disks[d].cic(owner).last_end = t;
                     }
+                    if q.reqs[s].owner == q.disks[d].cq {
+                        // cfq: the active queue finished a request; its
+                        // slice is no longer new (cfq_completed_request).
+                        q.disks[d].q_new = false;
+                    }
                     q.reqs[s].pending -= 1;
                     if q.reqs[s].pending == 0 {
                         self.fin.push((q.reqs[s].seq, s as u32));
@@ -1605,6 +1735,7 @@ impl BlockLayer {
                 + std::mem::size_of::<Req>() * q.reqs.capacity()
                 + 8 * q.stamp.capacity()
                 + 4 * q.owners.capacity()
+                + q.disks.iter().map(|k| 4 * k.drive.capacity()).sum::<usize>()
                 + q.disks
                     .iter()
                     .map(|k| {
@@ -1641,6 +1772,7 @@ mod tests {
             max_sectors_kib: 512,
             size_mib: 1000,
             elevator: Elevator::Noop,
+            queue_depth: 1,
         };
         let two = BlockLayer::new(&[d.clone()], 4096);
         assert_eq!(two.ra_pages(0, 4096), 1024, "2 x 4 disks x 512 KiB = 4 MiB");
@@ -1669,6 +1801,7 @@ mod tests {
             max_sectors_kib: max_kib,
             size_mib: 1024,
             elevator: Elevator::Noop,
+            queue_depth: 1,
         }
     }
 
@@ -1815,9 +1948,10 @@ mod tests {
         // with 4 requests in the drive, and the next read preempts them once
         // those are done; after three reads the think time's mean (10 ms >
         // slice_idle) turns the reader's idle window off.
-        let run = |think: u64, delayed_at: Option<u64>| {
+        let run = |think: u64, delayed_at: Option<u64>, depth: u32| {
             let mut s = spec(1, 128, 4);
             s.elevator = Elevator::Cfq;
+            s.queue_depth = depth;
             let mut b = BlockLayer::new(&[s], 4096);
             if let Some(t) = delayed_at {
                 b.qs[0].disks[0].last_delayed_sync = t;
@@ -1852,38 +1986,102 @@ mod tests {
             let idle_window = b.qs[0].disks[0].cic[1].idle;
             (seq, idle_window, b.qs[0].idle_fired)
         };
-        let (quick, idle_window, fired) = run(1_000_000, None);
+        // A drive that takes one command at a time.
+        let (quick, idle_window, fired) = run(1_000_000, None, 1);
         assert_eq!(&quick[..10], &[1; 10], "{quick:?}");
         assert!(idle_window, "a reader that comes back within 1 ms keeps its idle window");
         assert_eq!(fired, 1, "the idle timer runs out only after the last read");
-        let (slow, idle_window, fired) = run(10_000_000, None);
-        assert_eq!(slow, [1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1]);
+        let (slow, idle_window, fired) = run(10_000_000, None, 1);
+        // Each read preempts the writes and waits only for the one in
+        // service; once the idle window is off (third read on), the writes
+        // get the disk at once when a read ends and keep it for two pieces.
+        assert_eq!(slow, [1, 3, 1, 3, 1, 3, 1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 3, 3, 3, 3, 3]);
         assert!(!idle_window, "a 10 ms think time still left the idle window on");
         assert!(fired >= 2, "the idle timer ran out {fired} times");
-        // A read delayed 125 ms at time 0: the writes have one request in
-        // the drive a turn for the next 100 ms.
-        let (after, ..) = run(10_000_000, Some(0));
-        assert_eq!(&after[..8], &[1, 3, 1, 3, 1, 3, 1, 3], "{after:?}");
+        // An NCQ drive (31 commands): the reader's slice is the same; but
+        // once its idle timer runs out the writes are the only busy queue
+        // and put all 20 into the drive (no dispatch limit for a lone
+        // queue), and the next read waits for them to drain.
+        let (quick, ..) = run(1_000_000, None, 31);
+        assert_eq!(&quick[..10], &[1; 10], "{quick:?}");
+        let (slow, _, fired) = run(10_000_000, None, 31);
+        assert_eq!(slow, [1, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(fired, 1);
+        // A read delayed 125 ms at time 0: for the next 100 ms the writes
+        // put one request at a time into the drive, so each read waits for
+        // at most one write.
+        let (after, ..) = run(10_000_000, Some(0), 31);
+        assert_eq!(&after[..9], &[1, 3, 3, 1, 3, 3, 1, 3, 3], "{after:?}");
     }
 
     #[test]
-    fn cfq_a_read_that_came_during_the_writes_turn_preempts_even_after_their_slice_ends() {
-        // Writes alone (a 40 ms slice, 4 in the drive), pieces of about
-        // 15 ms; a read at 1 ms must wait for the writes in the drive, but
-        // when the third ends the slice is over too: the read goes next,
-        // not behind another turn of the writes (their workload lasts 120 ms).
+    fn cfq_a_read_that_came_during_the_writes_turn_goes_once_the_writes_in_the_drive_are_done() {
+        // Writes alone, pieces of about 15 ms; a read at 1 ms preempts them
+        // and goes once the writes in the drive are done: on a one-command
+        // drive the one in service; on an NCQ drive all 20, which the lone
+        // write queue put there at once.
+        for (depth, want) in [(1, 1), (31, 20)] {
+            let mut s = spec(1, 128, 4);
+            s.elevator = Elevator::Cfq;
+            s.access_us = 15_000;
+            s.queue_depth = depth;
+            let mut b = BlockLayer::new(&[s], 4096);
+            for i in 0..20u64 {
+                b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
+            }
+            let mut out = Vec::new();
+            b.complete(1_000_000, &mut out);
+            b.submit_read(1_000_000, 0, 0, &[0], 1000, 1);
+            let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+            assert_eq!(order.iter().position(|&x| x == 1), Some(want), "depth {depth}: {order:?}");
+        }
+        // No write goes into the drive while a read is there.
         let mut s = spec(1, 128, 4);
         s.elevator = Elevator::Cfq;
-        s.access_us = 15_000;
+        s.queue_depth = 31;
         let mut b = BlockLayer::new(&[s], 4096);
+        b.submit_read(0, 0, 0, &[0], 1000, 1);
         for i in 0..20u64 {
             b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
         }
-        let mut out = Vec::new();
-        b.complete(1_000_000, &mut out);
-        b.submit_read(1_000_000, 0, 0, &[0], 1000, 1);
-        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
-        assert_eq!(&order[..5], &[3, 3, 3, 1, 3], "{order:?}");
+        let (sync, asy, _) = b.qs[0].in_drive(0, ASYNC_Q);
+        assert_eq!((sync, asy), (1, 0), "no write joins a read in the drive");
+    }
+
+    #[test]
+    fn an_ncq_drive_serves_the_nearest_piece_and_ages_the_oldest() {
+        // Flat 5 ms access, none for a piece that starts where the head is.
+        let order = |depth: u32| {
+            let mut s = spec(1, 128, 4);
+            s.queue_depth = depth;
+            let mut b = BlockLayer::new(&[s], 4096);
+            for (i, blk) in [0u64, 100, 50, 1].into_iter().enumerate() {
+                b.submit(0, 0, Dir::Write, blk, &[0], i as u32);
+            }
+            drain(&mut b).iter().map(|c| c.2).collect::<Vec<u32>>()
+        };
+        assert_eq!(order(1), [0, 1, 2, 3], "one command at a time: noop's arrival order");
+        assert_eq!(order(4), [0, 3, 1, 2], "block 1 follows block 0 on the platter: it goes first");
+        // A far piece and a stream of contiguous ones, each sent when the
+        // one before it is served: the far one is passed over depth (3)
+        // times in a row, then served.
+        let mut s = spec(1, 128, 4);
+        s.queue_depth = 3;
+        let mut b = BlockLayer::new(&[s], 4096);
+        b.submit(0, 0, Dir::Write, 0, &[0], 0);
+        b.submit(0, 0, Dir::Write, 1000, &[0], 1000);
+        b.submit(0, 0, Dir::Write, 1, &[0], 1);
+        let (mut out, mut seen, mut next) = (Vec::new(), Vec::new(), 2u64);
+        while let Some(t) = b.next_completion() {
+            out.clear();
+            b.complete(t, &mut out);
+            seen.extend(out.iter().map(|c| c.tag));
+            if next < 8 {
+                b.submit(t, 0, Dir::Write, next, &[0], next as u32);
+                next += 1;
+            }
+        }
+        assert_eq!(seen, [0, 1, 2, 3, 1000, 4, 5, 6, 7]);
     }
 
     #[test]

@@ -194,6 +194,7 @@ impl Kernel {
                         max_sectors_kib: d.max_sectors_kib,
                         // The spec gives each disk's size; the md device holds them all.
                         size_mib: d.size_mib * d.disks as u64,
+                        queue_depth: d.queue_depth,
                         elevator: match d.elevator {
                             crate::spec::ElevatorJson::Noop => crate::block::Elevator::Noop,
                             crate::spec::ElevatorJson::Deadline => crate::block::Elevator::Deadline,

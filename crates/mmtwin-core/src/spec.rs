@@ -81,10 +81,11 @@ pub const REQUEST_SLOTS_BUDGET: u64 = 1 << 30;
 /// may take 3/2 x nr_requests of a direction), each with room
 /// for `max_sectors_kib` of pages (a pfn, a bio tag and a length, 4 bytes each), per disk its piece,
 /// stamp and queueing time and its FIFO and sorted-list entries (48 bytes a disk) and the request
-/// itself (64).
+/// itself (64); and each disk's drive queue (4 bytes a command of `queue_depth`).
 pub fn request_slots_bytes(d: &DeviceSpecJson, page_size: u64) -> u64 {
     let maxp = (u64::from(d.max_sectors_kib) * 1024 / page_size).max(1);
     2 * (3 * u64::from(d.nr_requests) / 2).max(1) * u64::from(d.disks) * (12 * maxp + 48 * u64::from(d.disks) + 64)
+        + 4 * u64::from(d.queue_depth) * u64::from(d.disks)
 }
 
 /// When to record the state /proc/vmstat, /proc/zoneinfo, /proc/buddyinfo,
@@ -202,6 +203,13 @@ pub struct DeviceSpecJson {
     /// The disks' I/O scheduler: "noop" (default), "deadline" or "cfq".
     #[serde(default)]
     pub elevator: ElevatorJson,
+    /// Commands each disk holds at once (native command queueing); 1
+    /// (default): one at a time.
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: u32,
+}
+fn default_queue_depth() -> u32 {
+    1
 }
 fn default_chunk() -> u32 {
     64
@@ -1149,6 +1157,9 @@ impl Spec {
                 }
                 if d.disks > 1 && (d.chunk_kib < page_kib || !d.chunk_kib.is_power_of_two()) {
                     return Err(SpecError::new(f("chunk_kib"), format!("{} is not allowed; a power of two >= {}", d.chunk_kib, page_kib)));
+                }
+                if !(1..=256).contains(&d.queue_depth) {
+                    return Err(SpecError::new(f("queue_depth"), format!("{} is not allowed; 1 to 256", d.queue_depth)));
                 }
                 if d.size_mib == 0 || d.size_mib > (1 << 32) {
                     return Err(SpecError::new(f("size_mib"), format!("{} is not allowed; 1 to 4294967296", d.size_mib)));

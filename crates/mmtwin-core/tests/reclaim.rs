@@ -264,16 +264,19 @@ proptest! {
     // A fixed seed: the same 12 cases on every run and machine, so the
     // suite's time is bounded and a failure reproduces exactly.
     #![proptest_config(ProptestConfig { cases: 12, rng_seed: proptest::test_runner::RngSeed::Fixed(0x6d6d7477696e), ..ProptestConfig::default() })]
-    /// Random small file workloads on random kernels: the full invariant
-    /// checks (every page in one place, list lengths, dirty/writeback/file/
+    /// Random small file workloads on random kernels, elevators and drive
+    /// queue depths: the full invariant checks (every page in one place, list lengths, dirty/writeback/file/
     /// mapped counts against page flags) hold at every sample and at the end.
     #[test]
     fn random_file_workloads_keep_every_page(
         kind in 0usize..3, fs in prop::sample::select(vec!["ext4", "xfs"]),
         zlc in prop::sample::select(vec![("after-first-zone", false), ("first-eligible", false), ("first-eligible", true), ("none", false)]),
-        zrm in 0u32..2, dirty_ratio in 5u64..60, threads in 1u32..5, size in 1u64..6)
+        zrm in 0u32..2, dirty_ratio in 5u64..60, threads in 1u32..5, size in 1u64..6,
+        elevator in prop::sample::select(vec!["noop", "deadline", "cfq"]), depth in prop::sample::select(vec![1u32, 4, 31]))
     {
-        let m = machine(512, 2048, 2048, fs);
+        let mut m = machine(512, 2048, 2048, fs);
+        m["storage"]["devices"][0]["elevator"] = json!(elevator);
+        m["storage"]["devices"][0]["queue_depth"] = json!(depth);
         let mut k = kernel("3.0", zlc.0, zlc.1);
         k["zone_reclaim_mode"] = json!(zrm);
         k["dirty_ratio"] = json!(dirty_ratio);
@@ -582,6 +585,27 @@ fn the_micro_benchmark_runs_its_mixed_stage_after_the_streaming_writer() {
         let err = parse(&spec.to_string()).err().expect("an error").to_string();
         assert!(err.contains(msg), "{err}");
     }
+}
+
+#[test]
+fn ncq_drives_under_cfq_keep_every_page_and_serve_reads_and_writes() {
+    // The micro benchmark on the swap box with both disks under cfq and
+    // holding 31 commands: the full checks hold, and both disks read and
+    // write (no direction starved to nothing).
+    let w = json!({"kind": "mmapstream", "bytes": 32u64 << 20, "threads": 2, "mixed_bytes": 96u64 << 20,
+                   "mixed_threads": 2, "mixed_anon_percent": 60, "mixed_iter": 2});
+    let mut m = swap_box(16384, 128);
+    for d in 0..2 {
+        m["storage"]["devices"][d]["elevator"] = json!("cfq");
+        m["storage"]["devices"][d]["queue_depth"] = json!(31);
+    }
+    let r = run(&m, &kernel("3.0", "after-first-zone", false), &w, true);
+    assert_eq!(r["sim"]["oom"], false);
+    assert!(delta(&r, "pswpout") > 0 && delta(&r, "pswpin") > 0, "the anonymous processes never swapped");
+    assert!(delta(&r, "pgmajfault") > 0, "no file page was read back");
+    assert_eq!(r["vmstat"]["nr_file_pages"], r["sim"]["swap_slots_used"]);
+    let one = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &w, true);
+    assert_ne!(r["benchmark"], one["benchmark"], "queue_depth and the elevator changed nothing");
 }
 
 #[test]

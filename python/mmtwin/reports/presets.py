@@ -64,7 +64,7 @@ def _storage_lines(m: Machine) -> list[str]:
             access = f"{d.rpm} rpm, seek {d.track_seek_us}-{d.full_seek_us} us"
         lines.append(
             f"    device {i} {d.name}: {what}, {d.size_mib} MiB per disk, {d.bandwidth_mib_s:g} MiB/s, "
-            f"{access}, nr_requests {d.nr_requests}, max_sectors_kib {d.max_sectors_kib}, elevator {d.elevator}"
+            f"{access}, nr_requests {d.nr_requests}, max_sectors_kib {d.max_sectors_kib}, elevator {d.elevator}, queue_depth {d.queue_depth}"
         )
     lines.append(f"    fs: {st.fs.kind} on {st.fs.device}, {st.fs.size_mib} MiB")
     lines.append(f"    swap: {st.swap.size_mib} MiB on {st.swap.device}" if st.swap else "    swap: none")
