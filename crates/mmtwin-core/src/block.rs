@@ -136,14 +136,20 @@ pub enum Elevator {
     /// its idle timer being a block event. A read that arrives while the
     /// writes have the disk preempts them (cfq_should_preempt: sync over
     /// async): its queue goes to the front and becomes the active queue;
-    /// the writes keep the rest of their slice. What goes into the drive
-    /// follows cfq_may_dispatch: no write while a read is in the drive; no
-    /// read of an idling reader while writes are (they drain first); a
-    /// queue puts up to cfq_quantum / 2 (4) pieces into the drive, up to
-    /// cfq_quantum (8) early in its slice when others are busy, any number
-    /// when it is the only busy queue (or the only reader); and the writes
-    /// at most one per 100 ms since a read last waited 125 ms (at least one
-    /// when none of theirs is in the drive).
+    /// the writes keep the rest of their slice. A queue's slice starts at
+    /// its first completion (cfq_set_prio_slice), and a reader keeps the
+    /// disk without idling while a read of its own is in the drive. What
+    /// goes into the drive follows cfq_may_dispatch: no write while a read
+    /// is in the drive; no read of an idling reader while writes are (they
+    /// drain first; 3.0 also drains them for a reader alone in its service
+    /// tree, which needs the SYNC_NOIDLE tree the model lacks); a queue
+    /// puts up to cfq_quantum / 2 (4) pieces into the drive, and, when
+    /// other queues are busy, up to cfq_quantum (8) once its slice has
+    /// started and is far enough from its end (slice_idle for each piece
+    /// in the drive: cfq_slice_used_soon), any number when it is the only
+    /// busy queue (or the only reader); and the writes at most one per
+    /// 100 ms since a read last waited 125 ms (at least one when none of
+    /// theirs is in the drive).
     /// Simplified: a queue's "existing queues" count is the busy ones; no
     /// separate SYNC_NOIDLE tree (seeky readers), no FIFO expiry inside a
     /// queue, no other preemption rule.
@@ -484,8 +490,10 @@ struct Disk {
     /// cfq: insertions into `tree` so far (ties of keys go in that order).
     tseq: u64,
     /// cfq: no request of the active queue has completed in its slice yet
-    /// (cfq_cfqq_slice_new).
+    /// (cfq_cfqq_slice_new): the slice has not started, `q_end` is not
+    /// yet its end. And the slice's length, fixed when it was chosen.
     q_new: bool,
+    q_slice: u64,
     /// cfq: the reader whose read preempts the writes once those pieces
     /// are done (NONE: none).
     preempt: u32,
@@ -688,6 +696,7 @@ impl Queue {
             idle_until: 0,
             cic: Vec::new(),
             q_new: false,
+            q_slice: 0,
             preempt: NONE,
             last_delayed_sync: NO_POS,
         };
@@ -967,7 +976,7 @@ impl Queue {
             // (its reads go to the drive once the writes there are done:
             // cfq_may_dispatch below).
             let reader = k.preempt;
-            let resid = k.q_end.saturating_sub(t);
+            let resid = if k.q_new { k.q_slice } else { k.q_end.saturating_sub(t) };
             if !self.disks[d].sorted[1].is_empty() {
                 self.cfq_tree_add(d, ASYNC_Q, t.saturating_sub(resid), nr);
             }
@@ -982,18 +991,28 @@ impl Queue {
         }
         let cq = self.disks[d].cq;
         let has = cq != NONE && self.cfq_has(d, cq);
-        let live = cq != NONE && t < self.disks[d].q_end;
+        // cfq_slice_used: never while the slice is new (it starts at the
+        // queue's first completion).
+        let live = cq != NONE && (self.disks[d].q_new || t < self.disks[d].q_end);
         if live && !has && cq != ASYNC_Q {
             // The active reader has nothing here: idle for its next read
             // (cfq_should_idle: a sync queue that is not seeky), up to
-            // slice_idle, unless the timer already ran out.
+            // slice_idle, unless the timer already ran out; while a read of
+            // its own is still in the drive, keep the disk for it without
+            // arming the timer (cfq_select_queue; the timer is armed when
+            // that read completes, cfq_arm_slice_timer).
             let c = self.disks[d].cic.get(cq as usize).copied().unwrap_or(Cic::NEW);
-            let k = &mut self.disks[d];
-            if c.idle && c.hist.count_ones() <= 32 / 8 && (k.idle_until == 0 || t < k.idle_until) {
-                if k.idle_until == 0 {
-                    k.idle_until = t + CFQ_SLICE_IDLE;
+            if c.idle && c.hist.count_ones() <= 32 / 8 {
+                if self.in_drive(d, cq).2 > 0 {
+                    return None;
                 }
-                return None;
+                let k = &mut self.disks[d];
+                if k.idle_until == 0 || t < k.idle_until {
+                    if k.idle_until == 0 {
+                        k.idle_until = t + CFQ_SLICE_IDLE;
+                    }
+                    return None;
+                }
             }
         }
         self.disks[d].idle_until = 0;
@@ -1029,7 +1048,8 @@ impl Queue {
             k.cq = q;
             k.q_start = t;
             k.preempt = NONE;
-            k.q_end = t + cfq_slice(q != ASYNC_Q, nr);
+            k.q_slice = cfq_slice(q != ASYNC_Q, nr);
+            k.q_end = t + k.q_slice;
             k.q_new = true;
         }
         if !self.cfq_may_dispatch(d, t, nr) {
@@ -1611,6 +1631,7 @@ impl BlockLayer {
                         touched = true;
                         q.idle_fired += 1;
                         q.disks[d].idle_until = 0;
+                        q.disks[d].q_new = false;
                         q.disks[d].q_end = t;
                         q.start(d, t);
                         continue;
@@ -1630,10 +1651,11 @@ impl BlockLayer {
                         let owner = q.reqs[s].owner;
                         q.disks[d].cic(owner).last_end = t;
                     }
-                    if q.reqs[s].owner == q.disks[d].cq {
-                        // cfq: the active queue finished a request; its
-                        // slice is no longer new (cfq_completed_request).
+                    if q.reqs[s].owner == q.disks[d].cq && q.disks[d].q_new {
+                        // cfq_completed_request: the active queue's first
+                        // completion starts its slice (cfq_set_prio_slice).
                         q.disks[d].q_new = false;
+                        q.disks[d].q_end = t + q.disks[d].q_slice;
                     }
                     q.reqs[s].pending -= 1;
                     if q.reqs[s].pending == 0 {
@@ -1918,12 +1940,14 @@ mod tests {
                 _ => turns.push((w, 1)),
             }
         }
-        // A's first read starts alone (a 100 ms slice: 20 pieces of 5.03 ms
-        // start in it). Then B and the writes are busy too: B joined its
-        // tree with the key 0 + 2 x 80 ms, the writes 0 + 2 x 140 ms, so B
-        // goes next, in a sync workload of 300 x 2/3 = 200 ms, which A
-        // (back at 100.6 + 160 ms) and B finish; the writes wait till then.
-        assert_eq!(turns, vec![(1, 20), (2, 20), (1, 10), (2, 10), (3, 30)]);
+        // A's first read starts alone; its 100 ms slice begins when that
+        // read completes (cfq_set_prio_slice at the first completion), so
+        // 21 pieces of 5.03 ms start in it. Then B and the writes are busy
+        // too: B joined its tree with the key 0 + 2 x 80 ms, the writes
+        // 0 + 2 x 140 ms, so B goes next (21 pieces likewise), in a sync
+        // workload of 300 x 2/3 = 200 ms, which A (back at 105.6 + 160 ms)
+        // and B finish; the writes wait till then.
+        assert_eq!(turns, vec![(1, 21), (2, 21), (1, 9), (2, 9), (3, 30)]);
         // A read merges only into a request of its own reader.
         let mut s = spec(1, 128, 16);
         s.elevator = Elevator::Cfq;
@@ -1944,14 +1968,15 @@ mod tests {
         // and 20 writes queued at 0. With a 1 ms think time the reader keeps
         // the disk through its slice, idling between its reads (the writes
         // wait, 140 ms away in their tree). With 10 ms the idle timer (8 ms)
-        // runs out after each of the first reads, the writes take the disk
-        // with 4 requests in the drive, and the next read preempts them once
-        // those are done; after three reads the think time's mean (10 ms >
-        // slice_idle) turns the reader's idle window off.
-        let run = |think: u64, delayed_at: Option<u64>, depth: u32| {
+        // runs out after each of the first reads, the writes take the disk,
+        // and the next read preempts them once the writes in the drive are
+        // done; after three reads the think time's mean (10 ms > slice_idle)
+        // turns the reader's idle window off.
+        let run_at = |think: u64, delayed_at: Option<u64>, depth: u32, access_us: u32| {
             let mut s = spec(1, 128, 4);
             s.elevator = Elevator::Cfq;
             s.queue_depth = depth;
+            s.access_us = access_us;
             let mut b = BlockLayer::new(&[s], 4096);
             if let Some(t) = delayed_at {
                 b.qs[0].disks[0].last_delayed_sync = t;
@@ -1986,6 +2011,7 @@ mod tests {
             let idle_window = b.qs[0].disks[0].cic[1].idle;
             (seq, idle_window, b.qs[0].idle_fired)
         };
+        let run = |think: u64, delayed_at: Option<u64>, depth: u32| run_at(think, delayed_at, depth, 5000);
         // A drive that takes one command at a time.
         let (quick, idle_window, fired) = run(1_000_000, None, 1);
         assert_eq!(&quick[..10], &[1; 10], "{quick:?}");
@@ -2009,9 +2035,103 @@ mod tests {
         assert_eq!(fired, 1);
         // A read delayed 125 ms at time 0: for the next 100 ms the writes
         // put one request at a time into the drive, so each read waits for
-        // at most one write.
+        // at most one write. (The idle timer is armed only once the
+        // reader's read has completed, not while it is in the drive.)
         let (after, ..) = run(10_000_000, Some(0), 31);
-        assert_eq!(&after[..9], &[1, 3, 3, 1, 3, 3, 1, 3, 3], "{after:?}");
+        assert_eq!(&after[..9], &[1, 3, 1, 3, 1, 3, 1, 3, 3], "{after:?}");
+        // Reads of 10 ms, longer than slice_idle, and a 1 ms think time: the
+        // reader keeps the disk for its ten reads on either drive.
+        for depth in [1, 31] {
+            let (slow_reads, ..) = run_at(1_000_000, None, depth, 10_000);
+            assert_eq!(&slow_reads[..10], &[1; 10], "depth {depth}: {slow_reads:?}");
+        }
+    }
+
+    /// A cfq disk holding 31 commands with `reads` (io_context, block)
+    /// and 20 one-page writes queued at time 0; pieces cost 5 ms, or
+    /// nothing when they start where the last one ended.
+    fn cfq_ncq(reads: &[(u32, u64)]) -> BlockLayer {
+        cfq_ncq_at(reads, 5000)
+    }
+
+    fn cfq_ncq_at(reads: &[(u32, u64)], access_us: u32) -> BlockLayer {
+        let mut s = spec(1, 128, 4);
+        s.elevator = Elevator::Cfq;
+        s.queue_depth = 31;
+        s.access_us = access_us;
+        let mut b = BlockLayer::new(&[s], 4096);
+        for (i, &(q, blk)) in reads.iter().enumerate() {
+            b.submit_read(0, 0, blk, &[0], 1000 * q + i as u32, q);
+        }
+        for i in 0..20u64 {
+            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 9000 + i as u32);
+        }
+        b
+    }
+
+    #[test]
+    fn cfq_may_dispatch_limits_what_enters_an_ncq_drive() {
+        // The only busy reader (promote_sync) puts all its reads into the
+        // drive, though the writes are busy too (they came after its first
+        // read, before the other nine).
+        let mut b = cfq_ncq(&[(1, 0)]);
+        for i in 1..10u64 {
+            b.submit_read(0, 0, 100 * i, &[0], 1000 + i as u32, 1);
+        }
+        assert_eq!(b.qs[0].in_drive(0, 1), (10, 0, 10));
+        // Two readers: the first puts cfq_quantum / 2 (4) into the drive
+        // while its slice is new; once a read has completed, and its slice
+        // is far from its end, up to cfq_quantum (8).
+        let two: Vec<(u32, u64)> = (0..10).flat_map(|i| [(1, 100 * i), (2, 50_000 + 100 * i)]).collect();
+        let mut b = cfq_ncq(&two);
+        assert_eq!(b.qs[0].in_drive(0, 1), (4, 0, 4));
+        let mut out = Vec::new();
+        let t = b.next_completion().unwrap();
+        b.complete(t, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(b.qs[0].in_drive(0, 1), (8, 0, 8));
+        // No write goes into the drive while a read is there: a reader
+        // whose idle window is off sends one read, and when it has nothing
+        // more the writes become the active queue but wait for it.
+        let mut s = spec(1, 128, 4);
+        s.elevator = Elevator::Cfq;
+        s.queue_depth = 31;
+        let mut b = BlockLayer::new(&[s], 4096);
+        b.qs[0].disks[0].cic(1).idle = false;
+        b.submit_read(0, 0, 0, &[0], 1000, 1);
+        for i in 0..20u64 {
+            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 9000 + i as u32);
+        }
+        assert_eq!(b.qs[0].disks[0].cq, ASYNC_Q, "the writes have the disk");
+        assert_eq!(b.qs[0].in_drive(0, ASYNC_Q), (1, 0, 0), "no write joins the read in the drive");
+        let t = b.next_completion().unwrap();
+        b.complete(t, &mut out);
+        assert_eq!(b.qs[0].in_drive(0, ASYNC_Q), (0, 20, 20), "then the lone write queue sends all it has");
+    }
+
+    #[test]
+    fn cfq_an_idling_readers_read_waits_for_the_writes_in_the_drive() {
+        // Writes alone fill the drive; a read arrives at 1 ms for the block
+        // right after the write in service, which the drive would reach
+        // at no cost. It preempts the writes but goes to the drive only
+        // once they have drained, so it is served last.
+        let mut b = cfq_ncq(&[]);
+        let mut out = Vec::new();
+        b.complete(1_000_000, &mut out);
+        b.submit_read(1_000_000, 0, 5001, &[0], 1000, 1);
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+        assert_eq!(order.iter().position(|&x| x == 1), Some(20), "{order:?}");
+        // 40 writes of 8 ms, 31 of them in the drive: draining those takes
+        // longer than the reader's 100 ms slice, but its slice starts only
+        // at its first completion, so the other 9 writes wait behind the read.
+        let mut b = cfq_ncq_at(&[], 8000);
+        for i in 20..40u64 {
+            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 9000 + i as u32);
+        }
+        b.complete(1_000_000, &mut out);
+        b.submit_read(1_000_000, 0, 0, &[0], 1000, 1);
+        let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+        assert_eq!(order.iter().position(|&x| x == 1), Some(31), "{order:?}");
     }
 
     #[test]
@@ -2035,17 +2155,6 @@ mod tests {
             let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
             assert_eq!(order.iter().position(|&x| x == 1), Some(want), "depth {depth}: {order:?}");
         }
-        // No write goes into the drive while a read is there.
-        let mut s = spec(1, 128, 4);
-        s.elevator = Elevator::Cfq;
-        s.queue_depth = 31;
-        let mut b = BlockLayer::new(&[s], 4096);
-        b.submit_read(0, 0, 0, &[0], 1000, 1);
-        for i in 0..20u64 {
-            b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
-        }
-        let (sync, asy, _) = b.qs[0].in_drive(0, ASYNC_Q);
-        assert_eq!((sync, asy), (1, 0), "no write joins a read in the drive");
     }
 
     #[test]

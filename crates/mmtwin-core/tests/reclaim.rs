@@ -589,23 +589,50 @@ fn the_micro_benchmark_runs_its_mixed_stage_after_the_streaming_writer() {
 
 #[test]
 fn ncq_drives_under_cfq_keep_every_page_and_serve_reads_and_writes() {
-    // The micro benchmark on the swap box with both disks under cfq and
-    // holding 31 commands: the full checks hold, and both disks read and
-    // write (no direction starved to nothing).
+    // The micro benchmark on the swap box with both disks under cfq, with
+    // one command at a time and with 31: the full checks hold, each disk
+    // both reads and writes (no direction starved to nothing), and the
+    // drive's depth changes the run.
     let w = json!({"kind": "mmapstream", "bytes": 32u64 << 20, "threads": 2, "mixed_bytes": 96u64 << 20,
                    "mixed_threads": 2, "mixed_anon_percent": 60, "mixed_iter": 2});
-    let mut m = swap_box(16384, 128);
-    for d in 0..2 {
-        m["storage"]["devices"][d]["elevator"] = json!("cfq");
-        m["storage"]["devices"][d]["queue_depth"] = json!(31);
-    }
-    let r = run(&m, &kernel("3.0", "after-first-zone", false), &w, true);
+    let cfq = |depth: u32| {
+        let mut m = swap_box(16384, 128);
+        for d in 0..2 {
+            m["storage"]["devices"][d]["elevator"] = json!("cfq");
+            m["storage"]["devices"][d]["queue_depth"] = json!(depth);
+        }
+        run(&m, &kernel("3.0", "after-first-zone", false), &w, true)
+    };
+    let r = cfq(31);
     assert_eq!(r["sim"]["oom"], false);
     assert!(delta(&r, "pswpout") > 0 && delta(&r, "pswpin") > 0, "the anonymous processes never swapped");
-    assert!(delta(&r, "pgmajfault") > 0, "no file page was read back");
+    assert!(delta(&r, "pgpgin") / 4 > delta(&r, "pswpin"), "no file page was read back");
+    for dev in r["sim"]["devices"].as_array().unwrap() {
+        for dir in ["read", "write"] {
+            assert!(dev["requests"][dir].as_u64().unwrap() > 0, "{} never served a {dir}: {dev}", dev["name"]);
+        }
+    }
     assert_eq!(r["vmstat"]["nr_file_pages"], r["sim"]["swap_slots_used"]);
-    let one = run(&swap_box(16384, 128), &kernel("3.0", "after-first-zone", false), &w, true);
-    assert_ne!(r["benchmark"], one["benchmark"], "queue_depth and the elevator changed nothing");
+    assert_ne!(r["benchmark"], cfq(1)["benchmark"], "queue_depth changed nothing");
+}
+
+#[test]
+fn every_elevator_and_drive_depth_keeps_every_page() {
+    // fs_mark and LARGE DD under the full checks on each elevator with
+    // one, four and 31 commands in the drive.
+    for elevator in ["noop", "deadline", "cfq"] {
+        for depth in [1u32, 4, 31] {
+            let mut m = machine(512, 2048, 2048, "xfs");
+            m["storage"]["devices"][0]["elevator"] = json!(elevator);
+            m["storage"]["devices"][0]["queue_depth"] = json!(depth);
+            let k = kernel("3.0", "after-first-zone", false);
+            let r = run(&m, &k, &fsmark(3, 12, 2, 128 * 1024), true);
+            assert!(delta(&r, "pgpgout") > 0, "{elevator} {depth}: nothing written");
+            let dd = json!({"kind": "largedd", "cpus": [0, 1], "tar_bytes": 4u64 << 20, "copies": 3, "download_mib_s": 100});
+            let r = run(&m, &k, &dd, true);
+            assert!(delta(&r, "pgpgin") > 0, "{elevator} {depth}: nothing read");
+        }
+    }
 }
 
 #[test]
