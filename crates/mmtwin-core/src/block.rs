@@ -163,7 +163,8 @@ const CFQ_SLICE_ASYNC: u64 = 40_000_000;
 const CFQ_SLICE_IDLE: u64 = 8_000_000;
 const CFQ_TARGET_LATENCY: u64 = 300_000_000;
 /// `cfq_quantum` (3.0: 8): half of it is what a queue normally has in the
-/// drive at once, all of it early in a slice (cfq_may_dispatch); and
+/// drive at once, all of it once its slice has started and is far from its
+/// end while other queues are busy (cfq_may_dispatch); and
 /// `fifo_expire_sync` (HZ/8), past which a read counts as delayed
 /// (last_delayed_sync).
 const CFQ_QUANTUM: u32 = 8;
@@ -1117,8 +1118,9 @@ impl Queue {
             // The only busy reader may go as deep as it likes (promote_sync).
             let busy_sync = nr - u64::from(!k.sorted[1].is_empty());
             let promote_sync = is_sync && busy_sync == 1;
-            // cfq_slice_used_soon: nothing dispatched yet in this slice, or
-            // what is in the drive would take it past its end at slice_idle each.
+            // cfq_slice_used_soon: no request completed yet in this slice
+            // (it has not started), or what is in the drive would take it
+            // past its end at slice_idle each.
             let used_soon = k.q_new || t + CFQ_SLICE_IDLE * u64::from(dispatched) > k.q_end;
             if nr > 1 && used_soon && !promote_sync {
                 return false;
