@@ -200,6 +200,9 @@ dump() {
   cat "$3"
   say END "$1" "$2"
 }
+# Fold every CPU's pending counter deltas into the global counters first (vmstat_refresh);
+# otherwise /proc/vmstat lags by up to stat_threshold a CPU and counter.
+echo 1 > /proc/sys/vm/stat_refresh 2>/dev/null
 dump "$1" vmstat /proc/vmstat
 dump "$1" zoneinfo /proc/zoneinfo
 dump "$1" buddyinfo /proc/buddyinfo
