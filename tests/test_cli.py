@@ -136,10 +136,11 @@ def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     assert re.search(r"^zlcfirst +scale +1  Seed 000: fs_mark, LARGE DD, streaming mapped writer", out, re.M), out
     assert re.search(r"^reclaim-writeback +scale +3/4  Seed 004: writeback from reclaim on the 512M box \(fs_mark and the micro benchmark\)", out, re.M), out
     assert re.search(r"^zonelist-cache +scale +1  Seed 003", out, re.M), out
+    assert re.search(r"^reclaim-writeback-fake8 +scale +1/2  Seed 004's fake-NUMA rows.*\(by name only\)$", out, re.M), out
     code, _, err = call(capsys, "reproduce", "zlcfirst", "--full", "--scale", "0.5")
     assert code == 2 and err == "mmtwin: error: --full and --scale: give one of them (--full is --scale 1)\n"
     code, _, err = call(capsys, "reproduce", "nope")
-    assert code == 2 and err == "mmtwin: error: unknown reproduction 'nope'; available: reclaim-writeback, zlcfirst, zonelist-cache\n"
+    assert code == 2 and err == "mmtwin: error: unknown reproduction 'nope'; available: reclaim-writeback, reclaim-writeback-fake8, zlcfirst, zonelist-cache\n"
 
 
 def test_reproduce_rejects_an_experiment_without_the_claimed_cells(
@@ -177,6 +178,31 @@ def test_reproduce_zlcfirst_with_fake_engine(capsys: pytest.CaptureFixture[str],
     assert pub["kernel"] == "3.0-rc6-zlcfirst" and pub["vmstat"]["Kswapd velocity"] == "810.643"
     c4 = next(c for c in data["claims"] if c["id"] == "C4")
     assert [r["kernel"] for r in c4["simulated"]] == ["3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"]
+
+
+def test_reproduce_fake_numa_rows_with_fake_engine(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
+    """reproduce reclaim-writeback-fake8 runs both fake-NUMA experiment files (48 runs), prints every row of the
+    seed's 4096M8N tables as published/simulated and judges F1-F5; the fake engine's kswapd reclaims every page it
+    scans and no run stalls in direct reclaim, so nothing collapses (F1) and the streaming writer stalls no longer
+    with patch 8 (F4): exit 1. Without a NAME, reproduce leaves it out (by name only)."""
+    code, out, err = call(capsys, "reproduce", "reclaim-writeback-fake8", "--full", "--jobs", "1")
+    assert code == 1, err
+    assert "scale 1; 48 runs" in out.splitlines()[0]
+    assert re.search(r"^4096M8N-xfs +Kswapd efficiency fsmark +72%/100% +71%/100% +13%/100%$", out, re.M), out
+    assert re.search(r"^4096M8N-16X-ext4 +Elapsed Time fsmark +9572\.85/", out, re.M), out
+    assert sum(1 for line in out.splitlines() if line.startswith("4096M8N-")) == 8 * 7
+    assert "F1  NOT HELD" in out and "F4  NOT HELD" in out
+    assert "F2  HELD" in out and "F3  HELD" in out and "F5  HELD" in out
+    code, out, _ = call(capsys, "reproduce", "reclaim-writeback-fake8", "--full", "--jobs", "1", "--json")
+    data = json.loads(out)
+    assert code == 1 and [c["id"] for c in data["claims"]] == ["F1", "F2", "F3", "F4", "F5"]
+    assert all(c["held_published"] for c in data["claims"]) and not data["held"]
+    assert [(c["fs"], c["config"]) for c in data["configurations"]][:4] == [("xfs", "4096M8N"), ("xfs", "2X"), ("xfs", "4X"), ("xfs", "16X")]
+    assert len(data["configurations"]) == 8
+    code, _, err = call(capsys, "reproduce", "reclaim-writeback-fake8", "--experiment", "zlcfirst")
+    assert code == 2 and "--experiment: 'zlcfirst' is not allowed for reclaim-writeback-fake8" in err
+    code, out, _ = call(capsys, "reproduce", "--json", "--scale", "0.01", "--jobs", "1")
+    assert [d["reproduction"] for d in json.loads(out)] == ["reclaim-writeback", "zlcfirst", "zonelist-cache"]
 
 
 def test_reproduce_zlcfirst_exits_1_when_a_claim_fails(

@@ -92,3 +92,41 @@ def test_every_direct_reclaim_that_begins_ends_in_the_micro_benchmark() -> None:
     v = json.loads(proc.stdout)["result"]["ftrace"]["vmscan"]
     assert v["direct_reclaims"] > 10_000, v
     assert (v["direct_reclaims_abandoned"], v["direct_reclaims_open"]) == (0, 0), v
+
+
+def test_the_fake_numa_claims_hold_in_the_published_figures_and_can_fail() -> None:
+    """reproduce reclaim-writeback-fake8's claims, on figures given to it: every one holds in the
+    seed's own tables, and each fails when the figures it reads go the other way (F1, F4 and F5 in
+    two of the four configurations; one miss is allowed, the seed's figures being single runs; F3
+    in any one run)."""
+    import copy
+
+    from mmtwin.reproduce import reclaim_writeback_fake8 as f8
+
+    pub = f8._published_figures()
+    assert [(c["id"], c["held"]) for c in f8.evaluate(pub)] == [(f"F{i}", True) for i in range(1, 6)]
+
+    def held(change) -> dict[str, bool]:
+        fig = copy.deepcopy(pub)
+        change(fig)
+        return {c["id"]: c["held"] for c in f8.evaluate(fig)}
+
+    def set_in(fs: str, cfgs: tuple[str, ...], kernel: str, row: str, value) -> object:
+        def change(fig) -> None:
+            for cfg in cfgs:
+                fig[(fs, cfg)][kernel][row] = value(fig[(fs, cfg)])
+        return change
+
+    nok, kwb, van = f8.NOKSWAPWB, f8.KSWAPWB, f8.VANILLA
+    # F1: kswapd's efficiency under fs_mark no longer collapses with patch 8 on xfs.
+    keep = lambda f: f[van][f8.KEFF_FS] * 0.6  # noqa: E731
+    assert held(set_in("xfs", ("2X",), nok, f8.KEFF_FS, keep))["F1"]
+    assert not held(set_in("xfs", ("2X", "16X"), nok, f8.KEFF_FS, keep))["F1"]
+    # F2: patches 1-7 collapse it too.
+    assert not held(set_in("xfs", ("4096M8N", "4X"), kwb, f8.KEFF_FS, lambda f: 20.0))["F2"]
+    # F3: fs_mark stalled in direct reclaim for 2% of one run.
+    assert not held(set_in("xfs", ("4X",), kwb, f8.STALL_FS, lambda f: f[kwb][f8.ELAPSED] * 0.02))["F3"]
+    # F4: the streaming writer stalls less without kswapd's writes.
+    assert not held(set_in("xfs", ("2X", "4X"), nok, f8.STALL_MMAP, lambda f: f[van][f8.STALL_MMAP] * 0.9))["F4"]
+    # F5: on ext4 too, patch 8 collapses kswapd's efficiency.
+    assert not held(set_in("ext4", ("2X", "16X"), nok, f8.KEFF_FS, lambda f: 10.0))["F5"]

@@ -44,6 +44,9 @@ class Reproduction:
     # published scale where that finishes in a few minutes here, else a
     # proportionally smaller machine (docs/cli.md).
     default_scale: Fraction = Fraction(1)
+    # Whether `mmtwin reproduce` without a NAME runs it; one too slow for
+    # that runs by name only.
+    in_all: bool = True
 
 
 def format_claims(
@@ -71,9 +74,10 @@ def format_claims(
 
 
 def registry() -> dict[str, Reproduction]:
-    from mmtwin.reproduce import reclaim_writeback, zlcfirst, zonelist_cache
+    from mmtwin.reproduce import reclaim_writeback, reclaim_writeback_fake8, zlcfirst, zonelist_cache
 
-    entries = [zonelist_cache.REPRODUCTION, zlcfirst.REPRODUCTION, reclaim_writeback.REPRODUCTION]
+    entries = [zonelist_cache.REPRODUCTION, zlcfirst.REPRODUCTION, reclaim_writeback.REPRODUCTION,
+               reclaim_writeback_fake8.REPRODUCTION]
     return {r.name: r for r in entries}
 
 

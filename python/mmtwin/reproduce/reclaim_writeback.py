@@ -7,9 +7,9 @@ and Elapsed Time mmap-strm for 1P, one thread per CPU, 2X, 4X and 16X), the
 reclaim-write figures of its detailed 512M-xfs run and the direct-reclaim
 stall figures of its micro benchmark, published beside simulated, with a
 verdict per claim, and the FTrace blocks of the 512M-xfs runs. The fake-NUMA
-rows (4096M8N) are in the experiment files reclaim-writeback-fake8-xfs and
--ext4 but not run here: one published-scale fake-NUMA run takes about a
-minute, and the model does not produce their finding yet (docs/calibration.md).
+rows (4096M8N) are a reproduction of their own, reclaim-writeback-fake8
+(reclaim_writeback_fake8.py), run by name only: its 48 runs take far longer
+than these 60.
 """
 
 from __future__ import annotations
@@ -206,27 +206,53 @@ def _micro_figures(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run(options: Options) -> Outcome:
+PlannedRuns = list[tuple[str, experiments.PlannedRun]]
+
+
+def plan_and_run(name: str, experiment_files: Sequence[str], wanted: Sequence[str], options: Options) -> tuple[PlannedRuns, list[dict[str, Any]], str]:
+    """Refuse --experiment, plan the runs `wanted` of each experiment file (one per filesystem, in
+    FILESYSTEMS order; each must compare KERNELS and have every run wanted) and run them. Returns
+    ((fs, planned run) in order, the results, the perf line)."""
     if options.experiment is not None:
         raise MmtwinError(
-            f"--experiment: {options.experiment!r} is not allowed for {NAME}; it runs two experiment files "
-            f"(reclaim-writeback-xfs and reclaim-writeback-ext4); use mmtwin compare -e FILE for another"
+            f"--experiment: {options.experiment!r} is not allowed for {name}; it runs two experiment files "
+            f"({' and '.join(experiment_files)}); use mmtwin compare -e FILE for another"
         )
-    planned: list[tuple[str, experiments.PlannedRun]] = []
-    for fs in FILESYSTEMS:
-        loaded = experiments.load(f"{NAME}-{fs}")
+    planned: PlannedRuns = []
+    for fs, exp in zip(FILESYSTEMS, experiment_files):
+        loaded = experiments.load(exp)
         if [k.name for k in loaded.kernels] != list(KERNELS):
-            raise MmtwinError(f"{loaded.where}: kernels: expected {', '.join(KERNELS)} for {NAME}")
+            raise MmtwinError(f"{loaded.where}: kernels: expected {', '.join(KERNELS)} for {name}")
         runs = {r.name for r in loaded.experiment.runs or []}
-        wanted = [f"{b}-{c}" for b in ("fsmark", "micro") for c in CONFIGS]
         missing = [r for r in wanted if r not in runs]
         if missing:
-            raise MmtwinError(f"{loaded.where}: runs: no {missing[0]}, which {NAME} needs ({', '.join(wanted)})")
+            raise MmtwinError(f"{loaded.where}: runs: no {missing[0]}, which {name} needs ({', '.join(wanted)})")
         planned += [(fs, p) for p in experiments.plan(loaded, scale=options.scale, check=options.check)
                     if p.run in set(wanted)]
     started = time.perf_counter()
-    results = engine.run_many([p.spec for _, p in planned], options.jobs, label=f"reproduce {NAME}")
-    perf = engine.perf_line(results, time.perf_counter() - started)
+    results = engine.run_many([p.spec for _, p in planned], options.jobs, label=f"reproduce {name}")
+    return planned, results, engine.perf_line(results, time.perf_counter() - started)
+
+
+def finish(data: dict[str, Any], claims: list[dict[str, Any]], planned: PlannedRuns, results: Sequence[dict[str, Any]],
+           options: Options, perf: str, text: Callable[[], str]) -> Outcome:
+    """The outcome: `data` with the claims, the verdict and the runs that ended in OOM (a run cut
+    short by OOM says nothing about elapsed times or rates, so the verdict is then no), as JSON
+    or as `text()` with a warning naming those runs."""
+    oom_runs = [f"{p.kernel} ({fs} {p.run})" for (fs, p), r in zip(planned, results) if r.get("sim", {}).get("oom")]
+    held = all(cl["held"] for cl in claims) and not oom_runs
+    data = {**data, "claims": claims, "held": held, "oom_runs": oom_runs}
+    if options.json:
+        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
+    out = text()
+    if oom_runs:
+        out += f"warning: {len(oom_runs)} run(s) ended in OOM, so the verdict is no: {', '.join(oom_runs)}\n"
+    return Outcome(out, held, data, perf)
+
+
+def run(options: Options) -> Outcome:
+    wanted = [f"{b}-{c}" for b in ("fsmark", "micro") for c in CONFIGS]
+    planned, results, perf = plan_and_run(NAME, [f"{NAME}-{fs}" for fs in FILESYSTEMS], wanted, options)
     simulated: dict[tuple[str, str], Figures] = {}
     detailed: dict[str, list[dict[str, Any]]] = {"fsmark": [], "micro": []}
     for (fs, p), r in zip(planned, results):
@@ -236,30 +262,25 @@ def run(options: Options) -> Outcome:
         if (fs, cfg) == ("xfs", "512M"):
             detailed[bench].append(r)
     claims = evaluate(simulated)
-    oom_runs = [f"{p.kernel} ({fs} {p.run})" for (fs, p), r in zip(planned, results) if r.get("sim", {}).get("oom")]
-    # A run cut short by OOM says nothing about elapsed times or rates.
-    held = all(cl["held"] for cl in claims) and not oom_runs
     scale = float(options.scale)
-    data = {
-        "reproduction": NAME,
+    data = report_data(NAME, scale, CONFIGS, PUBLISHED, simulated)
+    return finish(data, claims, planned, results, options, perf, lambda: _text(simulated, claims, scale, len(planned), detailed))
+
+
+def report_data(name: str, scale: float, configs: Sequence[str], published: dict[tuple[str, str], dict[str, tuple[float, ...]]],
+                simulated: dict[tuple[str, str], Figures]) -> dict[str, Any]:
+    """The --json report's head: the reproduction, kernels, scale and every configuration's table cells."""
+    return {
+        "reproduction": name,
         "seed_document": SEED_DOCUMENT,
         "kernels": list(KERNELS),
         "scale": scale,
         "configurations": [
-            {"fs": fs, "config": cfg, "published": {row: dict(zip(KERNELS, vals)) for row, vals in PUBLISHED[(fs, cfg)].items()},
+            {"fs": fs, "config": cfg, "published": {row: dict(zip(KERNELS, vals)) for row, vals in published[(fs, cfg)].items()},
              "simulated": simulated[(fs, cfg)]}
-            for fs in FILESYSTEMS for cfg in CONFIGS
+            for fs in FILESYSTEMS for cfg in configs
         ],
-        "claims": claims,
-        "held": held,
-        "oom_runs": oom_runs,
     }
-    if options.json:
-        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
-    text = _text(simulated, claims, scale, len(planned), detailed)
-    if oom_runs:
-        text += f"warning: {len(oom_runs)} run(s) ended in OOM, so the verdict is no: {', '.join(oom_runs)}\n"
-    return Outcome(text, held, data, perf)
 
 
 def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, Any]], scale: float, n: int,
