@@ -415,6 +415,10 @@ def test_machine_with_storage_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
          "storage.fs.size_mib: 10001 MiB is a filesystem larger than its device sda (10000 MiB = 1 x 10000 MiB)"),
         ('device = "sda"', 'device = "sdb"', "storage.fs.device: 'sdb' is not a device; devices: sda"),
         ('kind = "ext4"', 'kind = "btrfs"', "storage.fs.kind: 'btrfs' is not allowed; expected 'ext3', 'ext4' or 'xfs'"),
+        ('kind = "ext4"', 'kind = "xfs"\njournal = true',
+         "storage.fs.journal: true is not allowed with kind 'xfs'; the engine models ext4's jbd2 journal only (false, or leave it out)"),
+        ('kind = "ext4"', 'kind = "ext4"\ncommit_s = 0', "storage.fs.commit_s: 0 is not allowed; expected 1 to 300 seconds"),
+        ('kind = "ext4"', 'kind = "ext4"\ncommit_s = 301', "storage.fs.commit_s: 301 is not allowed; expected 1 to 300 seconds"),
         ("nr_requests = 128", "nr_requests = 2", "storage.devices[0].nr_requests: 2 is not allowed; expected 4 to 100000 (from BLKDEV_MIN_RQ"),
         # The engine's limits, checked here so that no JSON parser's text ("expected u32") reaches the user.
         ("nr_requests = 128", "nr_requests = 9223372036854775807",

@@ -262,7 +262,7 @@ def test_zlcfirst_specs_are_exactly_the_v2_contract() -> None:
                          "rpm": 7200, "track_seek_us": 1000, "full_seek_us": 15000,
                          "nr_requests": 128, "max_sectors_kib": 512, "size_mib": 476940, "elevator": "deadline",
                          "queue_depth": 1}],
-            "fs": {"kind": "ext4", "device": 0, "size_mib": 476940},
+            "fs": {"kind": "ext4", "device": 0, "size_mib": 476940, "journal": True, "commit_s": 5},
             "swap": None,
         },
         "fork_balance": "none",
@@ -369,7 +369,7 @@ def test_memory_check_counts_allowed_nodes_and_refuses_swap(fixture_presets: Pat
     with_fs = config.Machine.model_validate(data)
     spec = resolve_spec(with_fs, k, WorkloadParams(size_gb=4, threads=1))
     assert spec["machine"]["storage"]["swap"] is None
-    assert spec["machine"]["storage"]["fs"] == {"kind": "xfs", "device": 0, "size_mib": 6000}
+    assert spec["machine"]["storage"]["fs"] == {"kind": "xfs", "device": 0, "size_mib": 6000, "journal": False, "commit_s": 5}
 
 
 def test_dirty_bytes_minimum_is_two_pages(fixture_presets: Path) -> None:

@@ -81,6 +81,30 @@ def test_a_collapse_needs_something_to_collapse() -> None:
 
 
 @requires_engine
+def test_ext4_writes_through_a_jbd2_journal_and_xfs_does_not() -> None:
+    """ext4 runs kjournald2: every page written and every file created opens a handle, commits come
+    about every commit interval (5 s, or later when the previous commit's log writes are still queued),
+    and the log blocks are Page Outs; xfs has no jbd2 journal (jbd2.rs)."""
+    out = {}
+    for fs in ("ext4", "xfs"):
+        proc = run_cli("run", "-e", f"reclaim-writeback-{fs}", "-r", "fsmark-512M", "-k", "3.0-rc6-vanilla",
+                       "--scale", "0.125", "--json")
+        assert proc.returncode == 0, proc.stderr
+        out[fs] = json.loads(proc.stdout)["result"]
+    r = out["ext4"]
+    j = r["sim"]["jbd2"]
+    v, v0 = r["vmstat"], r["vmstat_start"]
+    dirtied = v["nr_dirtied"] - v0["nr_dirtied"]
+    assert dirtied > 10_000 and j["handles"] > dirtied, (j, dirtied)  # a handle a page written, and more
+    elapsed = r["times"]["elapsed_s"]
+    assert elapsed / 12 <= j["commits"] <= elapsed / 5 + 1, (j, elapsed)
+    assert j["blocks_logged"] >= 2 * j["commits"]  # at least a descriptor and a commit block each
+    assert any(t["kind"] == "kjournald2" for t in r["tasks"])
+    x = out["xfs"]
+    assert "jbd2" not in x["sim"] and not any(t["kind"] == "kjournald2" for t in x["tasks"])
+
+
+@requires_engine
 def test_every_direct_reclaim_that_begins_ends_in_the_micro_benchmark() -> None:
     """A task that slept inside direct reclaim and whose allocation was then overtaken (another task read
     its page in) finishes the reclaim, as try_to_free_pages runs to its end: every

@@ -393,11 +393,27 @@ class Filesystem(StrictModel):
     kind: Literal["ext3", "ext4", "xfs"]
     device: str
     size_mib: int
+    # ext4's jbd2 journal (the engine's jbd2.rs); None: ext4 has one.
+    journal: bool | None = None
+    # The journal's commit interval in seconds (ext4's commit= mount option).
+    commit_s: int = 5
 
     @field_validator("size_mib")
     @classmethod
     def _size(cls, v: int) -> int:
         return _min_int(v, 1, "expected a size in MiB > 0")
+
+    @field_validator("commit_s")
+    @classmethod
+    def _commit(cls, v: int) -> int:
+        return _between(v, 1, 300, " seconds")
+
+    @model_validator(mode="after")
+    def _journal(self) -> "Filesystem":
+        if self.journal and self.kind != "ext4":
+            raise FieldError(["journal"], f"true is not allowed with kind {self.kind!r}; "
+                             "the engine models ext4's jbd2 journal only (false, or leave it out)")
+        return self
 
 
 class SwapArea(StrictModel):

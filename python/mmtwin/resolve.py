@@ -441,7 +441,8 @@ def storage_spec(machine: Machine) -> dict[str, Any] | None:
             }
             for d in st.devices
         ],
-        "fs": {"kind": st.fs.kind, "device": st.device_index(st.fs.device), "size_mib": st.fs.size_mib},
+        "fs": {"kind": st.fs.kind, "device": st.device_index(st.fs.device), "size_mib": st.fs.size_mib,
+               "journal": st.fs.kind == "ext4" if st.fs.journal is None else st.fs.journal, "commit_s": st.fs.commit_s},
         "swap": None if st.swap is None else {"device": st.device_index(st.swap.device), "size_mib": st.swap.size_mib},
     }
 

@@ -1284,6 +1284,10 @@ impl Kernel {
     /// ([`BlockLayer::take_request_wakes`]), the task is a batcher.
     pub fn request_wait_sleep(&mut self, ctx: &Ctx) -> Next {
         let pid = ctx.pid as usize;
+        if let Some(sleep) = self.kt[pid].journal_sleep.take() {
+            // Writeback met a locked transaction, not a full queue (jbd2.rs).
+            return sleep;
+        }
         self.kt[pid].ioc_slept = true;
         let reclaim = self.pending_writes.iter().any(|w| w.pid == ctx.pid);
         self.mm.sim.request_waits[if reclaim { 0 } else { 1 }] += 1;

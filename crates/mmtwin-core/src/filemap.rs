@@ -286,6 +286,33 @@ impl Kernel {
     /// One page of generic_perform_write: find or create the page, copy
     /// `bytes` into it, dirty it, mark it accessed, and throttle.
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+        // ext4_da_write_begin (3.0) starts its handle before it looks for
+        // the page, and holds it through the page's allocation and any
+        // sleep there, until ext4_da_write_end (jbd2.rs).
+        if self.fs.kind == FsKind::Ext4 {
+            if let Err(sleep) = self.journal_start(ctx, crate::jbd2::hold::WRITE) {
+                return PageOp::Sleep(sleep);
+            }
+            // A write that extends the file dirties the inode
+            // (ext4_da_write_end's mark_inode_dirty): write access to its
+            // table block, which waits while the committing transaction
+            // writes that block to the log. The kernel waits after the
+            // copy, the engine before the page: the same wait, in the handle.
+            if index >= self.fs.inodes[ino as usize].size {
+                if let Err(sleep) = self.journal_get_write_access(ctx, &[crate::jbd2::Meta::Itable(ino)]) {
+                    return PageOp::Sleep(sleep);
+                }
+            }
+        }
+        let op = self.write_page_locked(ctx, ino, index, bytes);
+        if !matches!(op, PageOp::Sleep(_)) {
+            self.journal_stop(ctx, crate::jbd2::hold::WRITE);
+        }
+        op
+    }
+
+    /// write_page's work inside the handle.
+    fn write_page_locked(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
         if self.needs_buffers(ino, index) {
             if let Err(r) = self.reserve_buffers(ctx) {
                 return alloc_op(r);
@@ -317,6 +344,9 @@ impl Kernel {
         let i = &mut self.fs.inodes[ino as usize];
         if i.size <= index {
             i.size = index + 1;
+            // generic_write_end's mark_inode_dirty for the new i_size
+            // (ext4_dirty_inode logs the inode's table block).
+            self.journal_dirty_metadata(crate::jbd2::Meta::Itable(ino));
         }
         self.set_page_dirty(ctx, p);
         self.mark_page_accessed(ctx, p);

@@ -4,7 +4,7 @@
 //! inode-table write that comes with a new file's first writeback, and how
 //! each filesystem answers reclaim's ->writepage (ext3 writes; ext4 refuses
 //! pages whose blocks are not yet allocated; xfs refuses direct reclaim but
-//! writes for kswapd). No journal is modelled.
+//! writes for kswapd). ext4's journal is jbd2.rs.
 
 use crate::spec::{FsKind, Spec};
 use std::collections::VecDeque;
@@ -82,6 +82,8 @@ pub struct Fs {
     pub inode_lru: VecDeque<(u32, u32)>,
     pub nr_unused_dentries: u64,
     pub nr_unused_inodes: u64,
+    /// The jbd2 log (ext4 with a journal): its first block and size, in pages.
+    pub journal_log: Option<(u64, u64)>,
 }
 
 /// Allocation groups of the model filesystem. A simplification of ext4's
@@ -108,12 +110,38 @@ impl Fs {
         let groups = GROUPS.min(blocks_total / (ITABLE_PAGES * 2)).max(1);
         let group_pages = (blocks_total / groups).max(1);
         let itable = ITABLE_PAGES.min(group_pages / 2);
+        let mut cursor: Vec<u64> = (0..groups).map(|g| g * group_pages + itable).collect();
+        // The journal inode's blocks: mke2fs's default size for the
+        // filesystem's size in 4 KiB blocks (ext2fs_default_journal_size:
+        // 1024 blocks under 32768, 4096 under 256k, 8192 under 512k, 16384
+        // under 1M, else 32768 = 128 MiB), in the data area of the middle
+        // group, where no file's data goes (CHOSEN: the middle of the
+        // filesystem, where mke2fs puts it in e2fsprogs 1.42 and later;
+        // where the seeds' 2011 mke2fs put it is not checked).
+        let journal_log = match &spec.machine.storage {
+            Some(st) if st.fs.has_journal() => {
+                let fs_blocks = size_mib * 256;
+                let jblocks: u64 = match fs_blocks {
+                    0..32_768 => 1024,
+                    32_768..262_144 => 4096,
+                    262_144..524_288 => 8192,
+                    524_288..1_048_576 => 16_384,
+                    _ => 32_768,
+                };
+                let g = (groups / 2) as usize;
+                let pages = (jblocks * 4096 / spec.machine.page_size).min(group_pages.saturating_sub(itable) / 2).max(1);
+                let start = cursor[g];
+                cursor[g] += pages;
+                Some((start, pages))
+            }
+            _ => None,
+        };
         Fs {
             kind,
             dev,
             inodes: Vec::new(),
             free_inos: Vec::new(),
-            cursor: (0..groups).map(|g| g * group_pages + itable).collect(),
+            cursor,
             group_pages,
             itable,
             blocks_total,
@@ -122,7 +150,39 @@ impl Fs {
             inode_lru: VecDeque::new(),
             nr_unused_dentries: 0,
             nr_unused_inodes: 0,
+            journal_log,
         }
+    }
+
+    /// Allocation groups.
+    pub fn nr_groups(&self) -> usize {
+        self.cursor.len()
+    }
+
+    /// The group a block (in pages) lies in.
+    pub fn group_of_block(&self, block: u64) -> u32 {
+        ((block / self.group_pages) as usize).min(self.cursor.len() - 1) as u32
+    }
+
+    /// The group a directory's inodes and files go to.
+    pub fn group_of_dir(&self, dir: u32) -> u32 {
+        (dir as u64 % self.cursor.len() as u64) as u32
+    }
+
+    /// ext4's block group (128 MiB: one 4 KiB bitmap block of 32768 bits)
+    /// of a block, in pages: whose block bitmap an allocation there changes.
+    pub fn bitmap_of_block(&self, block: u64, page_size: u64) -> u32 {
+        (block * page_size >> 27) as u32
+    }
+
+    /// Where the next blocks of a file in directory `dir` go.
+    pub fn next_block(&self, dir: u32) -> u64 {
+        self.cursor[self.group_of_dir(dir) as usize]
+    }
+
+    /// The inode number the next new_inode hands out.
+    pub fn next_ino(&self) -> u32 {
+        self.free_inos.last().copied().unwrap_or(self.inodes.len() as u32)
     }
 
     /// A new inode in directory `dir` (its slab objects are set by the caller).
@@ -194,8 +254,14 @@ impl Fs {
         let group_end = (g as u64 + 1) * self.group_pages;
         if block + n > group_end {
             // The group is full: wrap to its start (blocks of deleted files
-            // are reused; the model does not track free extents).
+            // are reused; the model does not track free extents), past the
+            // journal in the group that holds it.
             block = g as u64 * self.group_pages + self.itable;
+            if let Some((start, pages)) = self.journal_log {
+                if start == block {
+                    block += pages;
+                }
+            }
         }
         self.cursor[g] = block + n;
         self.blocks_used += n;
@@ -255,6 +321,7 @@ mod tests {
             inode_lru: VecDeque::new(),
             nr_unused_dentries: 0,
             nr_unused_inodes: 0,
+            journal_log: None,
         }
     }
 

@@ -198,6 +198,34 @@ impl Kernel {
         } else {
             nr
         };
+        if self.fs.kind == FsKind::Ext4 && self.journal.is_some() {
+            // ext4_da_writepages: a handle around block allocation and
+            // submission (jbd2.rs); a locked transaction, or a bitmap,
+            // group descriptor or inode table block that the committing
+            // transaction is writing to the log (mballoc and the extent
+            // update need write access to them), makes the caller sleep
+            // instead of waiting for a request.
+            let from = self.first_writable(ino, idx, size);
+            let pid = ctx.pid as usize;
+            if from < size && self.fs.bmap(ino, from) == crate::fs::NO_BLOCK {
+                let dir = self.fs.inodes[ino as usize].dir;
+                let at = self.fs.next_block(dir);
+                let ms = [
+                    crate::jbd2::Meta::BlockBitmap(self.fs.bitmap_of_block(at, self.page_size)),
+                    crate::jbd2::Meta::Gdt(self.fs.group_of_dir(dir)),
+                    crate::jbd2::Meta::Itable(ino),
+                ];
+                if let Err(sleep) = self.journal_get_write_access(ctx, &ms) {
+                    self.journal_stop(ctx, crate::jbd2::hold::WRITEBACK);
+                    self.kt[pid].journal_sleep = Some(sleep);
+                    return (0, true);
+                }
+            }
+            if let Err(sleep) = self.journal_start(ctx, crate::jbd2::hold::WRITEBACK) {
+                self.kt[pid].journal_sleep = Some(sleep);
+                return (0, true);
+            }
+        }
         if !self.fs.inodes[ino as usize].itable_written {
             // The new inode's table block goes out with its first data.
             let blk = self.fs.itable_block(ino);
@@ -248,6 +276,11 @@ impl Kernel {
                 let limit = (size - idx).min(nr - written - bio.len() as u64).max(1);
                 let run = self.delayed_run(ino, idx, limit);
                 block = self.fs.alloc_blocks(ino, idx, run);
+                // mballoc's bitmap and group descriptor, the inode's extent.
+                let g = self.fs.group_of_block(block);
+                self.journal_dirty_metadata(crate::jbd2::Meta::BlockBitmap(self.fs.bitmap_of_block(block, self.page_size)));
+                self.journal_dirty_metadata(crate::jbd2::Meta::Gdt(g));
+                self.journal_dirty_metadata(crate::jbd2::Meta::Itable(ino));
             }
             if !bio.is_empty() && (bio_block + bio.len() as u64 != block || bio.len() as u64 >= max_bio) {
                 if !self.submit_write(ctx, bio_block, &bio) {
@@ -271,6 +304,9 @@ impl Kernel {
             } else {
                 blocked = true;
             }
+        }
+        if !blocked {
+            self.journal_stop(ctx, crate::jbd2::hold::WRITEBACK);
         }
         let i = &mut self.fs.inodes[ino as usize];
         if !blocked {
@@ -468,6 +504,9 @@ impl Kernel {
             let pages: Vec<u32> = self.blk.pages(c).to_vec();
             match c.dir {
                 Dir::Write => {
+                    if c.tag == crate::jbd2::JBD2_TAG {
+                        self.journal_io_done(now, c.nr_pages as u64);
+                    }
                     for p in pages {
                         if p != NIL {
                             self.end_page_writeback(p);

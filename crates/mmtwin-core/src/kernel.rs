@@ -85,6 +85,15 @@ pub struct KTask {
     /// Page faults since the task last synced its RSS counters into the mm
     /// (SPLIT_RSS_COUNTING, 2.6.34 on).
     pub rss_events: u32,
+    /// The paths holding the task's jbd2 handle (jbd2.rs `hold`; 0: none).
+    pub handle: u8,
+    /// Since when the task has slept waiting to start a handle.
+    pub handle_wait: Option<u64>,
+    /// Since when it has slept waiting for a buffer being logged (BJ_Shadow).
+    pub shadow_wait: Option<u64>,
+    /// Writeback found the transaction locked: the sleep its caller takes
+    /// instead of get_request_wait's ([`Kernel::request_wait_sleep`]).
+    pub journal_sleep: Option<crate::sched::Next>,
 }
 
 pub struct Kernel {
@@ -112,6 +121,8 @@ pub struct Kernel {
     pub bdp_ratelimits: Vec<u64>,
     /// Inodes writeback_inodes_wb's last call left clean (wbc.inodes_cleaned).
     pub wb_inodes_cleaned: u64,
+    /// The filesystem's jbd2 journal (ext4), with kjournald2.
+    pub journal: Option<crate::jbd2::Journal>,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
     pub wl: Workload,
@@ -246,6 +257,7 @@ impl Kernel {
             bdp_ratelimits: vec![0; ncpus_bdp],
             wb_inodes_cleaned: 0,
             kswapd: Vec::new(),
+            journal: None,
             trace,
             wl: Workload::None,
             now: 0,
@@ -281,6 +293,14 @@ impl Kernel {
             kern.add_ktask(pid, 0, vec![true; nr_nodes]);
             kern.kt[pid as usize].pf_memalloc = false;
             kern.bdi.push(Bdi::new(dev, pid));
+            // jbd2: kjournald2 of the filesystem's journal, on any CPU.
+            if let Some((log_start, log_pages)) = kern.fs.journal_log {
+                let all: Vec<u16> = (0..ncpus as u16).collect();
+                let pid = kern.sched.spawn_sleeping(format!("jbd2/{}-8", st.devices[dev].name), TaskKind::Kjournald, all, Wq::Journal, 0);
+                kern.add_ktask(pid, 0, vec![true; nr_nodes]);
+                let groups = kern.fs.nr_groups();
+                kern.journal = Some(crate::jbd2::Journal::new(pid, dev, log_start, log_pages, st.fs.commit_s, groups));
+            }
         }
         // BLK_BATCH_TIME: HZ/50 jiffies.
         let batch = kern.jiffies_ns(kern.hz / 50);
@@ -316,6 +336,10 @@ impl Kernel {
                 inode_reserve: crate::page::NIL,
                 mm_line: None,
                 rss_events: 0,
+                handle: 0,
+                handle_wait: None,
+                shadow_wait: None,
+                journal_sleep: None,
             });
         }
         self.kt[pid as usize].mems = mems;
@@ -445,12 +469,21 @@ impl Kernel {
                 TaskKind::User => self.workload_step(pid, &mut ctx),
                 TaskKind::Kswapd(n) => self.kswapd_step(n, &mut ctx),
                 TaskKind::Flusher(b) => self.flusher_step(b, &mut ctx),
+                TaskKind::Kjournald => self.kjournald2_step(&mut ctx),
             };
             if matches!(next, crate::sched::Next::Exit) {
                 // A buffer head the task took for a page it never got goes
-                // back with the task (buffer.rs).
+                // back with the task (buffer.rs), and so does a handle.
                 self.release_buffers(&mut ctx);
+                self.journal_stop_all(&ctx);
+            } else if self.kt[pid as usize].handle & crate::jbd2::hold::WRITEBACK != 0
+                && !matches!(next, crate::sched::Next::Sleep { wq: Some(Wq::Request(..)), .. })
+            {
+                // ext4_da_writepages keeps its handle across get_request_wait
+                // only: a writeback that went on to something else stopped it.
+                self.journal_stop(&ctx, crate::jbd2::hold::WRITEBACK);
             }
+            self.kt[pid as usize].journal_sleep = None;
             self.sched.end_step(pid, cpu, t, ctx.user, ctx.sys, next);
             if self.wl.finished(self) {
                 break;
@@ -536,6 +569,7 @@ impl Kernel {
         self.mm.state_bytes() + self.sched.state_bytes() + self.pc.state_bytes() + self.fs.state_bytes() + self.slab.state_bytes() + self.blk.state_bytes() + self.swap.as_ref().map_or(0, |s| s.state_bytes()) + self.anon_mm.iter().map(|pt| pt.capacity() as u64 * 4).sum::<u64>()
             + self.bdi.iter().map(|b| b.works.capacity() as u64 * 8).sum::<u64>()
             + self.bdp_ratelimits.len() as u64 * 8
+            + self.journal.as_ref().map_or(0, |j| j.state_bytes())
     }
 }
 
@@ -837,6 +871,9 @@ impl Kernel {
         result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
         result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);
         result["sim"]["writeback_waits"] = json!(self.mm.sim.writeback_waits);
+        if let Some(j) = &self.journal {
+            result["sim"]["jbd2"] = j.to_json();
+        }
         let mut spl = serde_json::Map::new();
         for (i, who) in ["direct_file", "direct_anon", "kswapd_file", "kswapd_anon"].iter().enumerate() {
             let counts: serde_json::Map<String, Value> =

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod filemap;
 pub mod fs;
 pub mod fs_writeback;
+pub mod jbd2;
 pub mod kernel;
 pub mod memory;
 pub mod mm;

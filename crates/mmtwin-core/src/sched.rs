@@ -35,6 +35,8 @@ pub enum TaskKind {
     User,
     Kswapd(usize),
     Flusher(usize),
+    /// kjournald2 of the filesystem's journal (ext4).
+    Kjournald,
 }
 
 impl TaskKind {
@@ -43,6 +45,7 @@ impl TaskKind {
             TaskKind::User => "user",
             TaskKind::Kswapd(_) => "kswapd",
             TaskKind::Flusher(_) => "flusher",
+            TaskKind::Kjournald => "kjournald2",
         }
     }
 }
@@ -72,6 +75,12 @@ pub enum Wq {
     Page(usize),
     /// A workload's barrier (fs_mark's parent waiting for its children).
     Barrier(usize),
+    /// kjournald2's own wait (its commit timer, the last handle of a locked
+    /// transaction, the log writes of a commit): jbd2.rs.
+    Journal,
+    /// journal->j_wait_transaction_locked: tasks starting a handle while
+    /// the running transaction is locked for its commit.
+    JournalLocked,
 }
 
 pub struct Task {
@@ -177,7 +186,7 @@ struct WqIndex {
 
 impl WqIndex {
     fn len(&self) -> usize {
-        self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers
+        self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 2
     }
     fn of(&self, wq: Wq) -> usize {
         match wq {
@@ -187,6 +196,8 @@ impl WqIndex {
             Wq::Flusher(b) => self.nodes + 2 + self.lists * 2 + b,
             Wq::Page(z) => self.nodes + 2 + self.lists * 2 + self.devs + z,
             Wq::Barrier(b) => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + b,
+            Wq::Journal => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers,
+            Wq::JournalLocked => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 1,
         }
     }
 }

@@ -244,6 +244,24 @@ pub struct FsSpec {
     pub kind: FsKind,
     pub device: u32,
     pub size_mib: u64,
+    /// A jbd2 journal (ext4 only; jbd2.rs). Absent: ext4 has one.
+    #[serde(default)]
+    pub journal: Option<bool>,
+    /// The journal's commit interval in seconds (ext4's commit= mount
+    /// option; JBD2_DEFAULT_MAX_COMMIT_AGE 5).
+    #[serde(default = "default_commit_s")]
+    pub commit_s: u64,
+}
+
+fn default_commit_s() -> u64 {
+    5
+}
+
+impl FsSpec {
+    /// Does the filesystem run a jbd2 journal?
+    pub fn has_journal(&self) -> bool {
+        self.kind == FsKind::Ext4 && self.journal.unwrap_or(true)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -1185,6 +1203,16 @@ impl Spec {
                     "machine.storage.fs.size_mib",
                     format!("{} is not allowed; 1 to the device's {} MiB", fs.size_mib, dev.size_mib * dev.disks as u64),
                 ));
+            }
+            if fs.journal == Some(true) && fs.kind != FsKind::Ext4 {
+                let kind = if fs.kind == FsKind::Xfs { "xfs" } else { "ext3" };
+                return Err(SpecError::new(
+                    "machine.storage.fs.journal",
+                    format!("true is not allowed with kind {kind:?}; the engine models ext4's jbd2 journal only (false, or leave it out)"),
+                ));
+            }
+            if !(1..=300).contains(&fs.commit_s) {
+                return Err(SpecError::new("machine.storage.fs.commit_s", format!("{} is not allowed; 1 to 300 seconds", fs.commit_s)));
             }
             if let Some(sw) = &st.swap {
                 let Some(dev) = st.devices.get(sw.device as usize) else {
