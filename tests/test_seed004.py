@@ -100,8 +100,16 @@ def test_ext4_writes_through_a_jbd2_journal_and_xfs_does_not() -> None:
     assert elapsed / 12 <= j["commits"] <= elapsed / 5 + 1, (j, elapsed)
     assert j["blocks_logged"] >= 2 * j["commits"]  # at least a descriptor and a commit block each
     assert any(t["kind"] == "kjournald2" for t in r["tasks"])
+    info = r["jbd2_info"]
+    assert info["path"] == "/proc/fs/jbd2/md0-8/info"
+    assert info["text"].startswith(f"{j['commits']} transaction, each up to 8192 blocks\naverage: \n"), info
     x = out["xfs"]
-    assert "jbd2" not in x["sim"] and not any(t["kind"] == "kjournald2" for t in x["tasks"])
+    assert "jbd2" not in x["sim"] and "jbd2_info" not in x
+    assert not any(t["kind"] == "kjournald2" for t in x["tasks"])
+    # `mmtwin run` prints the file after the MMTests blocks.
+    proc = run_cli("run", "-e", "reclaim-writeback-ext4", "-r", "fsmark-512M", "-k", "3.0-rc6-vanilla", "--scale", "0.125")
+    assert proc.returncode == 0, proc.stderr
+    assert "\n/proc/fs/jbd2/md0-8/info\n" in proc.stdout and "  0ms flushing data (in ordered mode)\n" in proc.stdout
 
 
 @requires_engine

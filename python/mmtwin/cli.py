@@ -536,6 +536,9 @@ def run(
             lines += ["", mt.duration_block([col]), "", mt.vmstat_block([col]), ""]
             if ftrace and ft.shows_ftrace([result]):
                 lines += [ft.ftrace_blocks([result], [k.name]).rstrip("\n"), ""]
+            from mmtwin.reports.procfs import jbd2_info_lines
+
+            lines += jbd2_info_lines(result)
         lines.append(vm.zone_table(result))
         if vmstat:
             lines += ["/proc/vmstat", vm.proc_vmstat(result), vm.timeline_table(result)]

@@ -916,6 +916,9 @@ def run_text(summary_line: str, run: Run, iterations: Sequence[Run] = (), ftrace
         ft = _ftrace_module()
         if ftrace and ft is not None and ft.shows_ftrace([r]):
             lines += [ft.ftrace_blocks([r], [run.kernel]).rstrip("\n"), ""]
+        from mmtwin.reports.procfs import jbd2_info_lines
+
+        lines += jbd2_info_lines(r)
     lines.append(vm.zone_table(r))
     if len(iterations) > 1:
         from mmtwin import iterations as its_mod

@@ -873,6 +873,8 @@ impl Kernel {
         result["sim"]["writeback_waits"] = json!(self.mm.sim.writeback_waits);
         if let Some(j) = &self.journal {
             result["sim"]["jbd2"] = j.to_json();
+            let dev = spec.machine.storage.as_ref().map_or(String::new(), |st| st.devices[j.dev].name.clone());
+            result["jbd2_info"] = json!({ "path": format!("/proc/fs/jbd2/{dev}-8/info"), "text": j.proc_info(self.page_size) });
         }
         let mut spl = serde_json::Map::new();
         for (i, who) in ["direct_file", "direct_anon", "kswapd_file", "kswapd_anon"].iter().enumerate() {

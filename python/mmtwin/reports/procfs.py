@@ -54,6 +54,15 @@ _MIGRATETYPES = {
 }
 
 
+def jbd2_info_lines(result: Mapping[str, Any]) -> list[str]:
+    """The journal's /proc/fs/jbd2/<dev>-8/info as the engine wrote it (ext4 with a journal),
+    with its path above and a blank line below; nothing for other filesystems."""
+    info = result.get("jbd2_info")
+    if not info:
+        return []
+    return [str(info["path"]), str(info["text"]).rstrip("\n"), ""]
+
+
 def era_format(era: str) -> str:
     """The era whose formats a kernel profile's era prints (3.1 prints as 3.0)."""
     if era == "3.1":
