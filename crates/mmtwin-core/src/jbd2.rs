@@ -369,13 +369,15 @@ impl Kernel {
         let pid = ctx.pid as usize;
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
         let now = ctx.clock();
+        if ms.iter().any(|&m| j.shadowed(m)) {
+            if self.kt[pid].shadow_wait.is_none() {
+                j.stats.shadow_waits += 1;
+                self.kt[pid].shadow_wait = Some(now);
+            }
+            return Err(Next::Sleep { until: None, wq: Some(Wq::JournalLocked), io: false });
+        }
         if let Some(since) = self.kt[pid].shadow_wait.take() {
             j.stats.shadow_wait_ns += now.saturating_sub(since);
-        }
-        if ms.iter().any(|&m| j.shadowed(m)) {
-            j.stats.shadow_waits += 1;
-            self.kt[pid].shadow_wait = Some(now);
-            return Err(Next::Sleep { until: None, wq: Some(Wq::JournalLocked), io: false });
         }
         Ok(())
     }
