@@ -223,6 +223,8 @@ pub enum Submit {
 pub struct Completion {
     pub dev: u16,
     pub dir: Dir,
+    /// The request was REQ_SYNC (it freed a request of the sync list).
+    pub sync: bool,
     pub tag: u32,
     /// Offset of the bio's pfns in the completion buffer.
     pub first_page: u32,
@@ -422,8 +424,12 @@ struct Req {
     in_use: bool,
     started: bool,
     dir: Dir,
-    /// cfq: the queue the request is on (the reader's io_context id, or
-    /// ASYNC_Q for a write).
+    /// REQ_SYNC: a read, or a write submitted WRITE_SYNC (jbd2's log). It
+    /// takes a request of the sync list (`rl->count[BLK_RW_SYNC]`) and, in
+    /// cfq, goes on its task's sync queue; deadline files it by direction.
+    sync: bool,
+    /// cfq: the queue the request is on (the submitting task's io_context
+    /// id for a sync request, ASYNC_Q for any other write).
     owner: u32,
     seq: u64,
     /// First block (page) on the device and length in pages.
@@ -442,8 +448,8 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 struct Disk {
-    /// Slots with a piece waiting on this disk, per direction, in arrival
-    /// order. Invariant: `!busy` implies both empty.
+    /// Slots with a piece waiting on this disk, per direction (cfq: sync,
+    /// then async), in arrival order. Invariant: `!busy` implies both empty.
     fifo: [VecDeque<u32>; 2],
     /// deadline only: the same slots per direction sorted by (disk-local
     /// start sector, arrival stamp), deadline's `sort_list`.
@@ -807,11 +813,18 @@ impl Queue {
                 self.stamp[s * self.n + d] = self.stamps;
                 self.queued[s * self.n + d] = now;
                 self.stamps += 1;
-                let dir = self.reqs[s].dir.idx();
-                if dir == 0 && self.elevator == Elevator::Cfq {
-                    // cfq_update_io_thinktime and cfq_update_idle_window.
+                // The disk's lists: deadline files a piece by direction
+                // (rq_data_dir), cfq by sync-ness (its sync queues and the
+                // async one), so a WRITE_SYNC is with the reads there.
+                let dir = if self.elevator == Elevator::Cfq { usize::from(!self.reqs[s].sync) } else { self.reqs[s].dir.idx() };
+                if self.reqs[s].sync && self.elevator == Elevator::Cfq {
+                    // cfq_update_io_thinktime and cfq_update_idle_window; a
+                    // WRITE_SYNC is REQ_NOIDLE: no idling for its queue.
+                    let noidle = self.reqs[s].dir == Dir::Write;
                     let c = self.disks[d].cic(self.reqs[s].owner);
-                    if c.last_end != NO_POS {
+                    if noidle {
+                        c.idle = false;
+                    } else if c.last_end != NO_POS {
                         let ttime = now.saturating_sub(c.last_end).min(2 * CFQ_SLICE_IDLE);
                         c.samples = (7 * c.samples + 256) / 8;
                         c.total = (7 * c.total + 256 * ttime) / 8;
@@ -1086,7 +1099,7 @@ impl Queue {
         let (mut sync, mut asy, mut mine) = (0, 0, 0);
         for &s in k.drive.iter().chain(k.busy.then_some(&k.cur)) {
             let r = &self.reqs[s as usize];
-            if r.dir == Dir::Read {
+            if r.sync {
                 sync += 1;
             } else {
                 asy += 1;
@@ -1221,6 +1234,7 @@ impl Queue {
             out.push(Completion {
                 dev: dev as u16,
                 dir: r.dir,
+                sync: r.sync,
                 tag: self.bio_tag[b],
                 first_page,
                 nr_pages: len as u32,
@@ -1232,9 +1246,11 @@ impl Queue {
         self.piece[s * self.n..(s + 1) * self.n].fill((0, 0));
         self.free.push(s as u32);
         let (d, first, npages, born) = (r.dir.idx(), r.block, u64::from(r.npages), r.born);
+        // The request list it came from: sync (0) or async (1).
+        let l = usize::from(!r.sync);
         let m = self.map(first * spp).0;
-        self.count[d] -= 1;
-        self.mcount[m][d] -= 1;
+        self.count[l] -= 1;
+        self.mcount[m][l] -= 1;
         self.stats.completed[d] += 1;
         // blk_account_io_completion and blk_account_io_done.
         let j = self.jiffies(t);
@@ -1245,14 +1261,14 @@ impl Queue {
         io.sectors[d] += npages * spp;
         io.ticks[d] += j.saturating_sub(born);
         // __freed_request on the member's queue: clear below the off threshold.
-        let edge = self.mcongested[m][d] && self.mcount[m][d] < self.off;
-        self.mcongested[m][d] &= !edge;
-        self.congested[d] = self.mcongested.iter().any(|c| c[d]);
+        let edge = self.mcongested[m][l] && self.mcount[m][l] < self.off;
+        self.mcongested[m][l] &= !edge;
+        self.congested[l] = self.mcongested.iter().any(|c| c[l]);
         // __freed_request: room below nr_requests clears the full mark and
         // wakes one waiter of the list (wake_up on an exclusive wait).
-        if self.mcount[m][d] < self.nr {
-            self.mfull[m][d] = false;
-            wakes.push((self.base + m as u32, d as u8));
+        if self.mcount[m][l] < self.nr {
+            self.mfull[m][l] = false;
+            wakes.push((self.base + m as u32, l as u8));
         }
         edge
     }
@@ -1264,6 +1280,17 @@ impl Kernel {
     /// request. On [`Submit::Full`] the task's `blocked_list` names the
     /// request list to wait on ([`Self::request_wait_sleep`]).
     pub fn submit_bio(&mut self, ctx: &Ctx, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32) -> Submit {
+        self.submit_bio_rw(ctx, dev, dir, dir == Dir::Read, block, pfns, tag)
+    }
+
+    /// submit_bio(WRITE_SYNC, ..) by the task of `ctx` (jbd2's log writes):
+    /// as [`Self::submit_bio`], from the sync request list.
+    pub fn submit_bio_sync(&mut self, ctx: &Ctx, dev: usize, block: u64, pfns: &[u32], tag: u32) -> Submit {
+        self.submit_bio_rw(ctx, dev, Dir::Write, true, block, pfns, tag)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn submit_bio_rw(&mut self, ctx: &Ctx, dev: usize, dir: Dir, sync: bool, block: u64, pfns: &[u32], tag: u32) -> Submit {
         let now = ctx.clock();
         let pid = ctx.pid as usize;
         let mut ioc = self.kt[pid].ioc;
@@ -1271,10 +1298,11 @@ impl Kernel {
         if std::mem::take(&mut self.kt[pid].ioc_slept) {
             self.blk.ioc_set_batching(&mut ioc, now);
         }
-        let r = self.blk.submit_ioc(now, dev, dir, block, pfns, tag, &mut ioc);
+        let r = self.blk.submit_rw(now, dev, dir, sync, block, pfns, tag, &mut ioc);
         self.kt[pid].ioc = ioc;
         if r == Submit::Full {
             self.kt[pid].blocked_list = self.blk.last_full_queue() as u32;
+            self.kt[pid].blocked_sync = sync;
         }
         r
     }
@@ -1291,7 +1319,8 @@ impl Kernel {
         self.kt[pid].ioc_slept = true;
         let reclaim = self.pending_writes.iter().any(|w| w.pid == ctx.pid);
         self.mm.sim.request_waits[if reclaim { 0 } else { 1 }] += 1;
-        Next::Sleep { until: None, wq: Some(Wq::Request(self.kt[pid].blocked_list as usize, 1)), io: true }
+        let list = usize::from(!self.kt[pid].blocked_sync);
+        Next::Sleep { until: None, wq: Some(Wq::Request(self.kt[pid].blocked_list as usize, list)), io: true }
     }
 
     /// submit_bio from reclaim's pageout, whose pages are under writeback
@@ -1390,6 +1419,8 @@ pub struct BlockLayer {
     wakes: Vec<(u32, u8)>,
     /// The list whose refusal was the last [`Submit::Full`].
     last_full: u32,
+    /// The request list (0 sync, 1 async) that refused it.
+    last_full_list: u8,
     /// BLK_BATCH_TIME in ns (HZ/50).
     batch_time_ns: u64,
 }
@@ -1417,6 +1448,7 @@ impl BlockLayer {
             qbase,
             wakes: Vec::with_capacity(slots),
             last_full: 0,
+            last_full_list: 1,
             batch_time_ns: 20_000_000,
         }
     }
@@ -1437,6 +1469,11 @@ impl BlockLayer {
     /// submitter waits on it (get_request_wait).
     pub fn last_full_queue(&self) -> usize {
         self.last_full as usize
+    }
+
+    /// Which of its request lists (0 sync, 1 async) refused the last bio.
+    pub fn last_full_list(&self) -> u8 {
+        self.last_full_list
     }
 
     /// Take the wakeups freed requests owe, oldest first: (request list,
@@ -1504,6 +1541,21 @@ impl BlockLayer {
     /// Panics if the bio is empty, exceeds [`Self::max_bio_pages`] or the device.
     #[allow(clippy::too_many_arguments)]
     pub fn submit_ioc(&mut self, now: u64, dev: usize, dir: Dir, block: u64, pfns: &[u32], tag: u32, ioc: &mut Ioc) -> Submit {
+        self.submit_rw(now, dev, dir, dir == Dir::Read, block, pfns, tag, ioc)
+    }
+
+    /// Submit a write WRITE_SYNC (REQ_SYNC | REQ_NOIDLE, as jbd2 writes its
+    /// log) for a task whose io_context is `ioc`: see [`Self::submit_rw`].
+    pub fn submit_sync_write(&mut self, now: u64, dev: usize, block: u64, pfns: &[u32], tag: u32, ioc: &mut Ioc) -> Submit {
+        self.submit_rw(now, dev, Dir::Write, true, block, pfns, tag, ioc)
+    }
+
+    /// Submit a bio in direction `dir`, REQ_SYNC or not (reads always are):
+    /// a new request comes from the sync or the async request list
+    /// (`rw_is_sync`), and in cfq a sync one goes on the task's own queue.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_rw(&mut self, now: u64, dev: usize, dir: Dir, sync: bool, block: u64, pfns: &[u32], tag: u32, ioc: &mut Ioc) -> Submit {
+        debug_assert!(sync || dir == Dir::Write, "reads are sync");
         let spp = self.spp;
         let batch_time = self.batch_time_ns;
         let batching = |ioc: &Ioc| ioc_batching_at(ioc, now, batch_time);
@@ -1513,7 +1565,9 @@ impl BlockLayer {
         assert!(q.n == 1 || np as u64 <= (q.chunk / spp).max(1), "md bio of {np} pages, larger than a chunk");
         assert!(block + np as u64 <= q.size_pages, "bio beyond the end of the device");
         let d = dir.idx();
-        let owner = if dir == Dir::Read { ioc.id } else { ASYNC_Q };
+        // The request list: sync (0) or async (1).
+        let l = usize::from(!sync);
+        let owner = if sync { ioc.id } else { ASYNC_Q };
         // md RAID-0 (3.0): raid0_mergeable_bvec keeps a bio within a chunk
         // and raid0_make_request sends it to its member's queue, so a bio
         // crossing a chunk boundary goes as two, one per member (a bio is
@@ -1551,9 +1605,10 @@ impl BlockLayer {
                 // fills it marks it and makes its task a batcher); nobody
                 // gets more than 3/2 x nr_requests.
                 let m = q.member(b, spp);
-                let c = q.mcount[m][d];
-                if (c + 1 >= q.nr && q.mfull[m][d] && !batching(ioc)) || c >= 3 * q.nr / 2 {
+                let c = q.mcount[m][l];
+                if (c + 1 >= q.nr && q.mfull[m][l] && !batching(ioc)) || c >= 3 * q.nr / 2 {
                     self.last_full = self.qbase[dev] + m as u32;
+                    self.last_full_list = l as u8;
                     return Submit::Full;
                 }
             }
@@ -1571,9 +1626,9 @@ impl BlockLayer {
                 let m = q.member(b, spp);
                 // Only an allocation at the full mark looks at the task's
                 // io_context: it counts against the batch there, not below.
-                if q.mcount[m][d] + 1 >= q.nr {
-                    if !q.mfull[m][d] {
-                        q.mfull[m][d] = true;
+                if q.mcount[m][l] + 1 >= q.nr {
+                    if !q.mfull[m][l] {
+                        q.mfull[m][l] = true;
                         if !batching(ioc) {
                             ioc.nr_batch = BLK_BATCH_REQ;
                             ioc.last_waited = now;
@@ -1587,16 +1642,16 @@ impl BlockLayer {
                 let j = q.jiffies(now);
                 q.disks[m].io.round(j);
                 q.disks[m].io.in_flight += 1;
-                q.reqs[s] = Req { in_use: true, dir, owner, seq: q.seq, block: b, arrive: now, born: j, ..Req::default() };
+                q.reqs[s] = Req { in_use: true, dir, sync, owner, seq: q.seq, block: b, arrive: now, born: j, ..Req::default() };
                 q.seq += 1;
-                q.count[d] += 1;
-                q.mcount[m][d] += 1;
+                q.count[l] += 1;
+                q.mcount[m][l] += 1;
                 q.stats.requests[d] += 1;
-                q.stats.peak[d] = q.stats.peak[d].max(q.mcount[m][d]);
-                if q.mcount[m][d] >= q.on && !q.mcongested[m][d] {
-                    q.mcongested[m][d] = true;
-                    q.congested[d] = true;
-                    self.nr_congested[d] += 1;
+                q.stats.peak[l] = q.stats.peak[l].max(q.mcount[m][l]);
+                if q.mcount[m][l] >= q.on && !q.mcongested[m][l] {
+                    q.mcongested[m][l] = true;
+                    q.congested[l] = true;
+                    self.nr_congested[l] += 1;
                 }
                 q.hint = s;
                 q.append(s, now, part, tag, spp);
@@ -1650,7 +1705,7 @@ impl BlockLayer {
                     disk.busy = false;
                     disk.busy_ns += disk.svc;
                     let s = disk.cur as usize;
-                    if q.reqs[s].dir == Dir::Read && q.elevator == Elevator::Cfq {
+                    if q.reqs[s].sync && q.elevator == Elevator::Cfq {
                         if t >= q.queued[s * q.n + d] + CFQ_FIFO_EXPIRE_SYNC {
                             q.disks[d].last_delayed_sync = t;
                         }
@@ -1672,8 +1727,9 @@ impl BlockLayer {
                 self.fin.sort_unstable();
                 for &(_, s) in &self.fin {
                     if q.release(qi, s as usize, t, self.spp, &mut self.done_pfns, out, &mut self.wakes) {
-                        self.nr_congested[q.reqs[s as usize].dir.idx()] -= 1;
-                        self.edges |= edge_bit(qi, q.reqs[s as usize].dir);
+                        let list = if q.reqs[s as usize].sync { Dir::Read } else { Dir::Write };
+                        self.nr_congested[list.idx()] -= 1;
+                        self.edges |= edge_bit(qi, list);
                     }
                 }
                 if touched {
@@ -2141,6 +2197,28 @@ mod tests {
     }
 
     #[test]
+    fn cfq_a_write_sync_preempts_the_writes_as_a_read_does_and_deadline_sorts_it_with_them() {
+        // As the read below: under cfq a WRITE_SYNC (jbd2's log) at 1 ms is
+        // a sync queue's and goes right after the write in service; under
+        // deadline it is a write among the writes, served in sector order
+        // (block 0, before the sweep's 20 at 5000 and on, comes after them).
+        for (elevator, want) in [(Elevator::Cfq, 1), (Elevator::Deadline, 20)] {
+            let mut s = spec(1, 128, 4);
+            s.elevator = elevator;
+            s.access_us = 15_000;
+            let mut b = BlockLayer::new(&[s], 4096);
+            for i in 0..20u64 {
+                b.submit(0, 0, Dir::Write, 5000 + 2 * i, &[0], 3000 + i as u32);
+            }
+            let mut out = Vec::new();
+            b.complete(1_000_000, &mut out);
+            b.submit_sync_write(1_000_000, 0, 0, &[0], 1000, &mut Ioc { id: 9, ..Ioc::default() });
+            let order: Vec<u32> = drain(&mut b).iter().map(|c| c.2 / 1000).collect();
+            assert_eq!(order.iter().position(|&x| x == 1), Some(want), "{elevator:?}: {order:?}");
+        }
+    }
+
+    #[test]
     fn cfq_a_read_that_came_during_the_writes_turn_goes_once_the_writes_in_the_drive_are_done() {
         // Writes alone, pieces of about 15 ms; a read at 1 ms preempts them
         // and goes once the writes in the drive are done: on a one-command
@@ -2326,6 +2404,41 @@ mod tests {
         b.complete(b.next_completion().unwrap(), &mut out);
         assert_eq!((out.len(), b.in_flight(0, Dir::Write)), (1, 3));
         assert_eq!(b.submit(ACC + PG, 0, Dir::Write, 100, &[0], 0), Submit::Queued);
+    }
+
+    #[test]
+    fn a_write_sync_takes_a_request_of_the_sync_list_and_counts_as_a_write() {
+        let mut b = BlockLayer::new(&[spec(1, 4, 512)], 4096);
+        // Writeback fills the async list to 3/2 x nr_requests.
+        let mut filler = Ioc::default();
+        for i in 0..6 {
+            assert_eq!(b.submit_ioc(0, 0, Dir::Write, 10 * i, &[0], 0, &mut filler), Submit::Queued);
+        }
+        assert_eq!(b.submit_ioc(0, 0, Dir::Write, 100, &[0], 0, &mut filler), Submit::Full);
+        assert_eq!(b.last_full_list(), 1);
+        // jbd2's log write is not held up by it: a request of the sync list.
+        let mut kjournald = Ioc { id: 9, ..Ioc::default() };
+        assert_eq!(b.submit_sync_write(0, 0, 500, &[0], 7, &mut kjournald), Submit::Queued);
+        assert_eq!((b.in_flight(0, Dir::Read), b.in_flight(0, Dir::Write)), (1, 6));
+        let mut wakes = Vec::new();
+        let mut sync_done = None;
+        while let Some(t) = b.next_completion() {
+            let mut out = Vec::new();
+            b.complete(t, &mut out);
+            for c in &out {
+                if c.tag == 7 {
+                    sync_done = Some((c.dir, c.sync));
+                }
+            }
+            let mut w = Vec::new();
+            b.take_request_wakes(&mut w);
+            wakes.extend(w);
+        }
+        assert_eq!(sync_done, Some((Dir::Write, true)));
+        // Its end frees a request of the sync list; diskstats counts a write.
+        assert!(wakes.contains(&(0, 0)) && wakes.contains(&(0, 1)));
+        assert_eq!(b.stats(0).requests, [0, 7]);
+        assert_eq!(b.disk_io(0, 0, 0).ios, [0, 7]);
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub struct Inode {
     pub nrpages: u64,
     pub nrdirty: u64,
     pub nrwriteback: u64,
+    /// Pages of the inode put under writeback, and taken out of it, since
+    /// it was created (jbd2's ordered-data wait counts on them).
+    pub wb_started: u64,
+    pub wb_ended: u64,
     /// Extents (file page index, first block, pages), sorted by index.
     pub extents: Vec<(u64, u64, u64)>,
     /// dirtied_when (ns) while on the bdi's dirty list.

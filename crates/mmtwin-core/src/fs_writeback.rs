@@ -281,6 +281,8 @@ impl Kernel {
                 self.journal_dirty_metadata(crate::jbd2::Meta::BlockBitmap(self.fs.bitmap_of_block(block, self.page_size)));
                 self.journal_dirty_metadata(crate::jbd2::Meta::Gdt(g));
                 self.journal_dirty_metadata(crate::jbd2::Meta::Itable(ino));
+                // data=ordered: the commit waits for this inode's data.
+                self.journal_file_inode(ino);
             }
             if !bio.is_empty() && (bio_block + bio.len() as u64 != block || bio.len() as u64 >= max_bio) {
                 if !self.submit_write(ctx, bio_block, &bio) {
@@ -500,7 +502,8 @@ impl Kernel {
         // Per device: a write and a read request freed.
         let mut woke = [[false; 2]; crate::spec::MAX_DEVICES];
         for c in &out {
-            woke[c.dev as usize][if c.dir == Dir::Write { 1 } else { 0 }] = true;
+            // The request list the completion freed a request of.
+            woke[c.dev as usize][usize::from(!c.sync)] = true;
             let pages: Vec<u32> = self.blk.pages(c).to_vec();
             match c.dir {
                 Dir::Write => {

@@ -31,16 +31,29 @@
 //! directory block). The engine shadows the committing transaction's
 //! blocks from T_FLUSH until its log blocks are written.
 //!
-//! Not modelled: ordered mode's wait for the transaction's data
-//! (journal_submit_data_buffers / journal_finish_inode_data_buffers: with
-//! delayed allocation the data of inodes given blocks in the transaction
-//! is already under writeback when the commit starts, and the commit
-//! waits for it; only the commit's length changes); frozen copies (a
-//! buffer of the committing transaction not yet being written is copied,
-//! without a wait); checkpointing (the log never fills); the commit
-//! block's cache flush.
+//! Ordered data (data=ordered, ext4's default): every inode that
+//! ext4_da_writepages gives blocks joins the running transaction's inode
+//! list (mpage_da_map_and_submit's ext4_jbd2_file_inode), and the commit,
+//! once it has submitted its log blocks, waits for those inodes' pages
+//! under writeback (journal_finish_inode_data_buffers' filemap_fdatawait,
+//! inode by inode) before it waits for the log writes; so the committing
+//! transaction's buffers stay shadowed until the data its blocks describe
+//! is on disk as well. The engine waits, inode by inode, until as many of
+//! the inode's pages have left writeback as had entered it when the wait
+//! for that inode began (the kernel waits page by page on the pages it
+//! finds tagged; with requests served out of order the two can differ by
+//! a few pages).
+//!
+//! Not modelled: journal_submit_data_buffers' writing of the listed
+//! inodes' dirty pages that already have blocks (with delayed allocation
+//! ext4_da_writepages submits what it allocates at once, so only a page
+//! redirtied after its write could be found; "flushing data" in
+//! /proc/fs/jbd2 is therefore 0); frozen copies (a buffer of the
+//! committing transaction not yet being written is copied, without a
+//! wait); checkpointing (the log never fills); the commit block's cache
+//! flush.
 
-use crate::block::{Dir, Submit};
+use crate::block::Submit;
 use crate::cost::Ctx;
 use crate::kernel::Kernel;
 use crate::page::NIL;
@@ -146,6 +159,10 @@ pub struct Jbd2Stats {
     /// log (BJ_Shadow), and their time (ns).
     pub shadow_waits: u64,
     pub shadow_wait_ns: u64,
+    /// Inodes on committed transactions' ordered lists, and the time
+    /// kjournald2 spent waiting for their data (ns).
+    pub ordered_inodes: u64,
+    pub ordered_wait_ns: u64,
 }
 
 pub struct Journal {
@@ -170,6 +187,17 @@ pub struct Journal {
     ibitmap_tid: Vec<u32>,
     bbitmap_tid: Vec<u32>,
     gdt_tid: Vec<u32>,
+    /// Ordered data: per inode, the tid of the last transaction whose list
+    /// it joined (jinode->i_transaction; 0: none); the running and the
+    /// committing transaction's lists (inode, generation); how far the
+    /// commit's wait has got through its list, and the inode it waits on
+    /// with the count of its pages that must have left writeback.
+    inode_tid: Vec<u32>,
+    t_inodes: Vec<(u32, u32)>,
+    c_inodes: Vec<(u32, u32)>,
+    data_pos: usize,
+    data_wait: Option<(u32, u64)>,
+    data_wait_since: u64,
     /// Journal block tags a descriptor block holds (4 KiB blocks, 3.0's
     /// 8-byte tags plus a 16-byte UUID once: about 500; 3.0 computes it
     /// from the block size).
@@ -196,6 +224,12 @@ impl Journal {
             ibitmap_tid: vec![0; groups],
             bbitmap_tid: Vec::new(),
             gdt_tid: vec![0; groups],
+            inode_tid: Vec::new(),
+            t_inodes: Vec::new(),
+            c_inodes: Vec::new(),
+            data_pos: 0,
+            data_wait: None,
+            data_wait_since: 0,
             tags_per_descriptor: 500,
             stats: Jbd2Stats::default(),
         }
@@ -212,8 +246,22 @@ impl Journal {
     }
 
     pub fn state_bytes(&self) -> u64 {
-        ((self.itable_tid.capacity() + self.dir_tid.capacity() + self.ibitmap_tid.capacity() + self.bbitmap_tid.capacity() + self.gdt_tid.capacity()) * 4
+        ((self.itable_tid.capacity()
+            + self.dir_tid.capacity()
+            + self.ibitmap_tid.capacity()
+            + self.bbitmap_tid.capacity()
+            + self.gdt_tid.capacity()
+            + self.inode_tid.capacity())
+            * 4
+            + (self.t_inodes.capacity() + self.c_inodes.capacity()) * 8
             + std::mem::size_of::<Journal>()) as u64
+    }
+
+    /// Does the end of writeback that brings inode `ino`'s count of pages
+    /// out of writeback to `ended` end kjournald2's wait for its data?
+    #[inline]
+    pub fn data_wait_done_by(&self, ino: u32, ended: u64) -> bool {
+        matches!(self.data_wait, Some((i, target)) if i == ino && ended >= target)
     }
 
     /// The tid that last logged `m` (0: none).
@@ -236,7 +284,8 @@ impl Journal {
 
     /// /proc/fs/jbd2/<dev>-8/info as 3.0's jbd2_seq_info_show prints it,
     /// averages over the committed transactions in ms of simulated time.
-    /// "flushing data" is 0 (ordered data's wait is not modelled) and
+    /// "flushing data" is 0 (it times journal_submit_data_buffers, which
+    /// is not modelled; the ordered data's wait falls in "logging") and
     /// "blocks per transaction" counts the distinct metadata blocks logged
     /// (the kernel counts the credits reserved, not modelled).
     pub fn proc_info(&self, page_size: u64) -> String {
@@ -275,6 +324,8 @@ impl Journal {
             "blocks_logged": s.blocks_logged,
             "shadow_waits": s.shadow_waits,
             "shadow_wait_s": ms(s.shadow_wait_ns) / 1000.0,
+            "ordered_inodes": s.ordered_inodes,
+            "ordered_wait_s": ms(s.ordered_wait_ns) / 1000.0,
         })
     }
 }
@@ -382,6 +433,20 @@ impl Kernel {
         Ok(())
     }
 
+    /// ext4_jbd2_file_inode (jbd2_journal_file_inode): inode `ino`, given
+    /// blocks under the running transaction, joins its ordered list (once;
+    /// an inode on the committing transaction's list joins the running
+    /// one's as well, as i_next_transaction has it).
+    pub fn journal_file_inode(&mut self, ino: u32) {
+        let Some(j) = self.journal.as_mut() else { return };
+        let Some(t) = j.running.as_ref() else { return };
+        let slot = grow(&mut j.inode_tid, ino as usize);
+        if *slot != t.tid {
+            *slot = t.tid;
+            j.t_inodes.push((ino, self.fs.inodes[ino as usize].gen));
+        }
+    }
+
     /// jbd2_journal_dirty_metadata: the running transaction logs `m` (once).
     pub fn journal_dirty_metadata(&mut self, m: Meta) {
         let Some(j) = self.journal.as_mut() else { return };
@@ -436,6 +501,12 @@ impl Kernel {
                 j.stats.tx_handles += t.handles;
                 j.stats.tx_blocks += t.blocks;
                 j.committing = Some((t.tid, now));
+                // The transaction's ordered inodes go with it.
+                std::mem::swap(&mut j.t_inodes, &mut j.c_inodes);
+                j.t_inodes.clear();
+                j.data_pos = 0;
+                j.data_wait = None;
+                j.stats.ordered_inodes += j.c_inodes.len() as u64;
                 let descriptors = t.blocks.div_ceil(j.tags_per_descriptor).max(1);
                 j.phase = Phase::Log { left: t.blocks + descriptors, in_flight: 0 };
                 self.sched.wake_up_all(Wq::JournalLocked, now);
@@ -443,6 +514,29 @@ impl Kernel {
             }
             Phase::Log { left, in_flight } => {
                 if left == 0 {
+                    // journal_finish_inode_data_buffers: the ordered
+                    // inodes' data first, inode by inode.
+                    while j.data_pos < j.c_inodes.len() {
+                        let (ino, gen) = j.c_inodes[j.data_pos];
+                        let i = &self.fs.inodes[ino as usize];
+                        if i.in_use && i.gen == gen {
+                            let target = match j.data_wait {
+                                Some((w, t)) if w == ino => t,
+                                _ => i.wb_started,
+                            };
+                            if i.wb_ended < target {
+                                if j.data_wait.is_none() {
+                                    j.data_wait_since = now;
+                                }
+                                j.data_wait = Some((ino, target));
+                                return Next::Sleep { until: None, wq: Some(Wq::Journal), io: true };
+                            }
+                        }
+                        j.data_pos += 1;
+                        if j.data_wait.take().is_some() {
+                            j.stats.ordered_wait_ns += now - j.data_wait_since;
+                        }
+                    }
                     if in_flight > 0 {
                         return Next::Sleep { until: None, wq: Some(Wq::Journal), io: true };
                     }
@@ -497,7 +591,8 @@ impl Kernel {
         let block = j.log_start + head;
         let pfns = [NIL; 512];
         let n = n.min(pfns.len() as u64) as usize;
-        if matches!(self.submit_bio(ctx, dev, Dir::Write, block, &pfns[..n], JBD2_TAG), Submit::Full) {
+        // Log and commit blocks go WRITE_SYNC (commit.c).
+        if matches!(self.submit_bio_sync(ctx, dev, block, &pfns[..n], JBD2_TAG), Submit::Full) {
             return None;
         }
         self.mm.vm.add(Ev::Pgpgout, n as u64 * self.page_size / 1024);
@@ -673,6 +768,55 @@ mod tests {
         assert!(k.journal_get_write_access(&a, &[Meta::Itable(2)]).is_ok());
         let s = k.journal.as_ref().unwrap().stats;
         assert_eq!((s.shadow_waits, s.shadow_wait_ns), (1, 200_000_000));
+    }
+
+    #[test]
+    fn the_commit_waits_for_its_ordered_inodes_data_and_keeps_its_buffers_shadowed_meanwhile() {
+        let mut k = ext4();
+        let mut a = ctx_of(&k, TaskKind::User, 0, 0);
+        let mut kj = ctx_of(&k, TaskKind::Kjournald, 0, 0);
+        let ino = k.sys_creat(&mut a, 0).ok().unwrap();
+        let other = k.sys_creat(&mut a, 0).ok().unwrap();
+        // Writeback gives both inodes blocks in the running transaction and
+        // puts 3 and 2 of their pages under writeback; the first joins the
+        // list once however often it is given blocks.
+        assert!(k.journal_start(&mut a, hold::WRITEBACK).is_ok());
+        k.journal_dirty_metadata(Meta::Itable(ino));
+        for (i, n) in [(ino, 3), (ino, 3), (other, 2)] {
+            k.journal_file_inode(i);
+            k.fs.inodes[i as usize].wb_started = n;
+        }
+        k.journal_stop(&a, hold::WRITEBACK);
+        kj.now = 5_000_000_000;
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Run)); // T_FLUSH
+        assert_eq!(k.journal.as_ref().unwrap().stats.ordered_inodes, 2);
+        // Given blocks again during the commit: on the next transaction's list too.
+        a.now = 5_000_000_000;
+        assert!(k.journal_start(&mut a, hold::WRITEBACK).is_ok());
+        k.journal_file_inode(ino);
+        k.journal_stop(&a, hold::WRITEBACK);
+        assert_eq!(k.journal.as_ref().unwrap().t_inodes, vec![(ino, k.fs.inodes[ino as usize].gen)]);
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Run)); // the log write submitted
+        // The log write ends first; the commit still waits for the data.
+        let logged = k.journal.as_ref().unwrap().stats.blocks_logged;
+        k.journal_io_done(5_100_000_000, logged);
+        kj.now = 5_100_000_000;
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Sleep { wq: Some(Wq::Journal), io: true, .. }));
+        let j = k.journal.as_ref().unwrap();
+        assert!(j.shadowed(Meta::Itable(ino)), "shadowed until the data is written");
+        assert!(!j.data_wait_done_by(ino, 2) && j.data_wait_done_by(ino, 3) && !j.data_wait_done_by(other, 3));
+        // More pages of the inode go under writeback while it waits: the
+        // wait is for the three it found.
+        k.fs.inodes[ino as usize].wb_started = 5;
+        k.fs.inodes[ino as usize].wb_ended = 3;
+        kj.now = 5_300_000_000;
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Sleep { io: true, .. })); // on to the other inode
+        k.fs.inodes[other as usize].wb_ended = 2;
+        kj.now = 5_400_000_000;
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Run)); // data and log done: unshadowed
+        let j = k.journal.as_ref().unwrap();
+        assert!(!j.shadowed(Meta::Itable(ino)));
+        assert_eq!(j.stats.ordered_wait_ns, 300_000_000);
     }
 
     #[test]

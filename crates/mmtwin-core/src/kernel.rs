@@ -70,6 +70,8 @@ pub struct KTask {
     pub ioc_slept: bool,
     /// The request list that refused the task's last bio.
     pub blocked_list: u32,
+    /// ... and whether it was the sync list (a WRITE_SYNC refused).
+    pub blocked_sync: bool,
     /// Its bios in `Kernel::pending_writes`.
     pub pending: u32,
     /// shrink_zone cut short by that wait: (zone, priority, what is left
@@ -330,6 +332,7 @@ impl Kernel {
                 ioc: Default::default(),
                 ioc_slept: false,
                 blocked_list: 0,
+                blocked_sync: false,
                 pending: 0,
                 zone_resume: None,
                 bh_reserve: crate::page::NIL,

@@ -196,7 +196,9 @@ impl Kernel {
             return; // swap's backing device keeps no dirty accounting
         }
         let ino = self.mm.pages.owner[p as usize];
-        self.fs.inodes[ino as usize].nrwriteback += 1;
+        let i = &mut self.fs.inodes[ino as usize];
+        i.nrwriteback += 1;
+        i.wb_started += 1;
         if let Some(b) = self.bdi.first_mut() {
             b.nr_writeback += 1;
         }
@@ -214,7 +216,13 @@ impl Kernel {
         self.zs_add(zi, Zs::NrWritten, 1);
         if self.mm.pages.test(p, PG_FILE) {
             let ino = self.mm.pages.owner[p as usize];
-            self.fs.inodes[ino as usize].nrwriteback -= 1;
+            let i = &mut self.fs.inodes[ino as usize];
+            i.nrwriteback -= 1;
+            i.wb_ended += 1;
+            if self.journal.as_ref().is_some_and(|j| j.data_wait_done_by(ino, i.wb_ended)) {
+                // The page kjournald2 waits on in filemap_fdatawait.
+                self.sched.wake_up_all(Wq::Journal, self.now);
+            }
             if let Some(b) = self.bdi.first_mut() {
                 b.nr_writeback -= 1;
                 b.pages_written += 1;
