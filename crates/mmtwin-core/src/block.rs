@@ -11,7 +11,8 @@
 //!   the same direction that ends exactly where the bio begins, if the result
 //!   fits in `max_sectors_kib` (the elevator's back merge, `ll_back_merge_fn`).
 //!   Otherwise it needs a new request (`get_request`): per direction
-//!   (`rl->count[sync]`; reads are SYNC, writeback is ASYNC) a queue hands
+//!   (`rl->count[sync]`; reads and WRITE_SYNC writes such as jbd2's log
+//!   are SYNC, writeback is ASYNC) a queue hands
 //!   out `nr_requests`, and marks itself full when it does; a task that is
 //!   not a "batcher" then finds the bio refused ([`Submit::Full`]) and
 //!   sleeps in `get_request_wait` on that list's wait queue (the caller, with
@@ -114,9 +115,11 @@ pub enum Elevator {
     Deadline,
     /// `cfq` (block/cfq-iosched.c, 3.0's default), with one cgroup and
     /// every task at the default best-effort priority: a queue per process
-    /// for its synchronous reads (its io_context's cfqq) and one shared
-    /// queue for asynchronous writes; read bios merge only within their own
-    /// queue. A queue that becomes busy, or whose slice ends with requests
+    /// for its synchronous requests (its io_context's cfqq: its reads, and
+    /// writes submitted WRITE_SYNC, which are REQ_NOIDLE, so the disk never
+    /// idles for such a queue and they count as reads below) and one
+    /// shared queue for asynchronous writes; sync bios merge only within
+    /// their own queue. A queue that becomes busy, or whose slice ends with requests
     /// left, joins its workload's service tree with the key now + (queues
     /// - 1) x (180 ms - its priority slice: 100 ms sync, 40 ms async), so
     /// writes wait longer (cfq_slice_offset). The disk serves one workload,
@@ -190,7 +193,8 @@ const WRITES_STARVED: u32 = 2;
 /// deadline's `read_expire` (HZ/2) and `write_expire` (5*HZ), in ns.
 const FIFO_EXPIRE: [u64; 2] = [500_000_000, 5_000_000_000];
 
-/// Direction of a bio. Reads are BLK_RW_SYNC, writes (writeback) BLK_RW_ASYNC.
+/// Direction of a bio (rq_data_dir). Reads are BLK_RW_SYNC, writes
+/// BLK_RW_ASYNC unless submitted WRITE_SYNC ([`BlockLayer::submit_sync_write`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Dir {
     #[default]
