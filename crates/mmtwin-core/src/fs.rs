@@ -94,10 +94,16 @@ pub struct Fs {
 /// block groups (128 MiB each, gathered 16 at a time into flex groups) and
 /// xfs's allocation groups: the filesystem is cut into this many regions,
 /// each directory's files are allocated in the region `dir % GROUPS`, and
-/// each region starts with its inode table. Real ext4 (the Orlov allocator)
-/// keeps a subdirectory's blocks near its parent's, so this spreads
-/// directories farther apart, and costs more seeks, than ext4 would; an
-/// open point for fs_mark's timing (docs/calibration.md).
+/// each region starts with its inode table. This is xfs's rule (a file's
+/// blocks in its inode's allocation group) and near ext3's. It is not
+/// 3.0 ext4's: mballoc allocates a file larger than 16 blocks as a stream,
+/// a new file's first extent (and any extent that cannot continue the
+/// last) in the group of the filesystem's last allocation, in 8 MiB
+/// windows of the file preallocated at once, so concurrently written
+/// files sit next to each other whatever their directories; the model's
+/// ext4 seeks more between directories than 3.0's would. Modelling it
+/// needs the preallocation windows as well as the stream
+/// (docs/calibration.md, "mballoc").
 const GROUPS: u64 = 128;
 /// Blocks at the start of each group kept for its inode table (2 MiB).
 const ITABLE_PAGES: u64 = 512;
