@@ -187,12 +187,14 @@ pub struct Journal {
     ibitmap_tid: Vec<u32>,
     bbitmap_tid: Vec<u32>,
     gdt_tid: Vec<u32>,
-    /// Ordered data: per inode, the tid of the last transaction whose list
-    /// it joined (jinode->i_transaction; 0: none); the running and the
+    /// Ordered data: per inode number, the tid of the last transaction
+    /// whose list it joined (jinode->i_transaction; 0: none) in the high
+    /// half and the inode's generation then in the low (a reused number is
+    /// a new inode); the running and the
     /// committing transaction's lists (inode, generation); how far the
     /// commit's wait has got through its list, and the inode it waits on
     /// with the count of its pages that must have left writeback.
-    inode_tid: Vec<u32>,
+    inode_tid: Vec<u64>,
     t_inodes: Vec<(u32, u32)>,
     c_inodes: Vec<(u32, u32)>,
     data_pos: usize,
@@ -250,10 +252,9 @@ impl Journal {
             + self.dir_tid.capacity()
             + self.ibitmap_tid.capacity()
             + self.bbitmap_tid.capacity()
-            + self.gdt_tid.capacity()
-            + self.inode_tid.capacity())
+            + self.gdt_tid.capacity())
             * 4
-            + (self.t_inodes.capacity() + self.c_inodes.capacity()) * 8
+            + (self.inode_tid.capacity() + self.t_inodes.capacity() + self.c_inodes.capacity()) * 8
             + std::mem::size_of::<Journal>()) as u64
     }
 
@@ -440,10 +441,12 @@ impl Kernel {
     pub fn journal_file_inode(&mut self, ino: u32) {
         let Some(j) = self.journal.as_mut() else { return };
         let Some(t) = j.running.as_ref() else { return };
+        let gen = self.fs.inodes[ino as usize].gen;
+        let key = (u64::from(t.tid) << 32) | u64::from(gen);
         let slot = grow(&mut j.inode_tid, ino as usize);
-        if *slot != t.tid {
-            *slot = t.tid;
-            j.t_inodes.push((ino, self.fs.inodes[ino as usize].gen));
+        if *slot != key {
+            *slot = key;
+            j.t_inodes.push((ino, gen));
         }
     }
 
@@ -613,9 +616,9 @@ impl Kernel {
     }
 }
 
-fn grow(v: &mut Vec<u32>, i: usize) -> &mut u32 {
+fn grow<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
     if v.len() <= i {
-        v.resize(i + 1, 0);
+        v.resize(i + 1, T::default());
     }
     &mut v[i]
 }
@@ -817,6 +820,20 @@ mod tests {
         let j = k.journal.as_ref().unwrap();
         assert!(!j.shadowed(Meta::Itable(ino)));
         assert_eq!(j.stats.ordered_wait_ns, 300_000_000);
+    }
+
+    #[test]
+    fn an_inode_number_reused_within_a_transaction_joins_its_ordered_list_again() {
+        let mut k = ext4();
+        let mut a = ctx_of(&k, TaskKind::User, 0, 0);
+        let ino = k.sys_creat(&mut a, 0).ok().unwrap();
+        assert!(k.journal_start(&mut a, hold::WRITEBACK).is_ok());
+        k.journal_file_inode(ino);
+        k.journal_file_inode(ino);
+        let gen = k.fs.inodes[ino as usize].gen;
+        k.fs.inodes[ino as usize].gen = gen + 1; // unlinked, the number given to a new file
+        k.journal_file_inode(ino);
+        assert_eq!(k.journal.as_ref().unwrap().t_inodes, vec![(ino, gen), (ino, gen + 1)]);
     }
 
     #[test]
