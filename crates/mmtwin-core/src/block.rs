@@ -246,7 +246,8 @@ pub struct DevStats {
     pub merges: [u64; 2],
     /// Requests completed.
     pub completed: [u64; 2],
-    /// The most requests one request list of the device had allocated.
+    /// The most requests one request list of the device had allocated,
+    /// per list: sync (reads and WRITE_SYNC writes), async.
     pub peak: [u32; 2],
     /// Bios submitted to the device (md_make_request's ios[rw]): a bio
     /// that would cross a chunk boundary is two, as raid0_mergeable_bvec
