@@ -162,3 +162,16 @@ def test_the_fake_numa_claims_hold_in_the_published_figures_and_can_fail() -> No
     assert not held(set_in("xfs", ("2X", "4X"), nok, f8.STALL_MMAP, lambda f: f[van][f8.STALL_MMAP] * 0.9))["F4"]
     # F5: on ext4 too, patch 8 collapses kswapd's efficiency.
     assert not held(set_in("ext4", ("2X", "16X"), nok, f8.KEFF_FS, lambda f: 10.0))["F5"]
+
+
+@requires_engine
+def test_ext4_delayed_allocation_reservations_agree_with_the_pages_under_full_checks() -> None:
+    """ext4's i_reserved_data_blocks (kept as the inode's dirty pages without a block), which decides when a
+    file's mballoc preallocation windows are let go (fs.rs), agrees with the page flags at every full check:
+    through fs_mark (files closed before their writeback) and the micro benchmark (files written through
+    shared mappings, pages reclaim refuses to write redirtied)."""
+    for run in ("fsmark-512M", "micro-512M"):
+        proc = run_cli("run", "-e", "reclaim-writeback-ext4", "-r", run, "-k", "3.0-rc6-vanilla",
+                       "--scale", "0.0625", "--check", "--json")
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["result"]["sim"]["full_checks"] > 0

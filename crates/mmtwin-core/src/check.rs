@@ -342,16 +342,25 @@ impl Kernel {
             }
         }
         let mut first_dirty = vec![u64::MAX; n];
+        let mut delayed = vec![0u64; n];
+        let ext4 = self.fs.kind == crate::spec::FsKind::Ext4;
         for p in 0..self.mm.pages.flags.len() {
             let f = self.mm.pages.flags[p];
             if f & PG_DIRTY != 0 && f & PG_FILE != 0 {
                 let ino = self.mm.pages.owner[p] as usize;
                 if ino < n {
-                    first_dirty[ino] = first_dirty[ino].min(self.mm.pages.index[p] as u64);
+                    let idx = self.mm.pages.index[p] as u64;
+                    first_dirty[ino] = first_dirty[ino].min(idx);
+                    if ext4 && self.fs.bmap(ino as u32, idx) == crate::fs::NO_BLOCK {
+                        delayed[ino] += 1;
+                    }
                 }
             }
         }
         for (ino, i) in self.fs.inodes.iter().enumerate() {
+            if i.reserved != delayed[ino] {
+                return Err(format!("inode {ino}: {} pages reserved for delayed allocation, {} dirty pages without a block", i.reserved, delayed[ino]));
+            }
             if i.nrdirty == 0 {
                 continue;
             }

@@ -208,11 +208,10 @@ impl Kernel {
             let from = self.first_writable(ino, idx, size);
             let pid = ctx.pid as usize;
             if from < size && self.fs.bmap(ino, from) == crate::fs::NO_BLOCK {
-                let dir = self.fs.inodes[ino as usize].dir;
-                let at = self.fs.next_block(dir);
+                let at = self.fs.alloc_hint(ino, from);
                 let ms = [
                     crate::jbd2::Meta::BlockBitmap(self.fs.bitmap_of_block(at, self.page_size)),
-                    crate::jbd2::Meta::Gdt(self.fs.group_of_dir(dir)),
+                    crate::jbd2::Meta::Gdt(self.fs.group_of_block(at)),
                     crate::jbd2::Meta::Itable(ino),
                 ];
                 if let Err(sleep) = self.journal_get_write_access(ctx, &ms) {
@@ -273,9 +272,18 @@ impl Kernel {
                 // gathered). Pages past the run are holes or not written yet:
                 // a mapped writer's sparse file has an i_size far ahead of
                 // its stores, and a hole given a block reads from disk.
-                let limit = (size - idx).min(nr - written - bio.len() as u64).max(1);
+                let mut limit = (size - idx).min(nr - written - bio.len() as u64).max(1);
+                if self.fs.kind == FsKind::Ext4 {
+                    // mpage_add_bh_to_extent: at most 8 MiB is mapped at a
+                    // time ("don't go larger than mballoc is willing to
+                    // allocate"); the loop maps the rest next.
+                    limit = limit.min((8 << 20) / self.page_size).max(1);
+                }
                 let run = self.delayed_run(ino, idx, limit);
                 block = self.fs.alloc_blocks(ino, idx, run);
+                if self.fs.kind == FsKind::Ext4 {
+                    self.fs.da_update_reserve_space(ino, run);
+                }
                 // mballoc's bitmap and group descriptor, the inode's extent.
                 let g = self.fs.group_of_block(block);
                 self.journal_dirty_metadata(crate::jbd2::Meta::BlockBitmap(self.fs.bitmap_of_block(block, self.page_size)));
@@ -483,6 +491,7 @@ impl Kernel {
         let ino = self.mm.pages.owner[p as usize];
         let idx = self.mm.pages.index[p as usize] as u64;
         self.radix_tag_dirty(ino, idx, true);
+        self.da_reserve(ino, idx, true);
         let i = &mut self.fs.inodes[ino as usize];
         i.nrdirty += 1;
         i.dirty_lo = i.dirty_lo.min(idx);

@@ -861,10 +861,12 @@ mod tests {
         // mke2fs gives a 9000 MiB filesystem 128 MiB; the model's groups are
         // 70 MiB here (128 of them), and the log takes at most half a group.
         assert_eq!(pages, (9000 * 256 / 128 - 512) / 2);
-        // Fill the middle group's directory until its allocation wraps.
+        // Allocate (ext4: mballoc's stream, group after group) through the
+        // whole filesystem and half again: the second pass wraps each group
+        // to its start, and in the log's group to the log's end.
         let mut ctx = ctx_of(&k, TaskKind::User, 0, 0);
         let ino = k.sys_creat(&mut ctx, groups / 2).ok().unwrap();
-        for i in 0..40 {
+        for i in 0..900 {
             let b = k.fs.alloc_blocks(ino, i * 4096, 4096);
             assert!(b + 4096 <= start || b >= start + pages, "block {b} inside the log [{start}, {})", start + pages);
         }

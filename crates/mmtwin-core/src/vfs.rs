@@ -72,6 +72,7 @@ impl Kernel {
         i.dentry_obj = dentry_obj;
         i.has_dentry = true;
         i.i_count = 2; // the dentry and the open file
+        i.i_writecount = 1; // creat opens for writing
         i.dirty_lo = u64::MAX;
         Ok(ino)
     }
@@ -79,6 +80,8 @@ impl Kernel {
     /// close(): the open file's reference goes; the dentry stays cached.
     pub fn sys_close(&mut self, ctx: &mut Ctx, ino: u32) {
         ctx.sys += self.cost.syscall_ns;
+        let i = &mut self.fs.inodes[ino as usize];
+        i.i_writecount = i.i_writecount.saturating_sub(1);
         self.iput(ctx, ino);
         self.dput(ino);
     }

@@ -192,7 +192,9 @@ impl Mmapstream {
                 let ino = self.procs[pi].ino.expect("a file process has its file");
                 // exit_mmap: the shared mapping goes; its pages stay cached.
                 k.unmap_mapping(ctx, ino);
-                k.fs.inodes[ino as usize].i_count -= 1; // the mapping's file reference
+                let i = &mut k.fs.inodes[ino as usize];
+                i.i_count -= 1; // the mapping's file reference
+                i.i_writecount -= 1; // and its write access (a shared writable mapping)
                 self.exited(k, pi, ctx)
             }
             Phase::ExitAnon { from } => {
