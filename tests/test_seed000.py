@@ -25,3 +25,17 @@ def test_large_dd_copies_faster_and_reads_back_less_with_zlcfirst_at_a_tenth() -
         got[name] = (phases["dd source files"], r["vmstat"]["pgpgin"] - r["vmstat_start"]["pgpgin"])
     (dd_v, in_v), (dd_z, in_z) = got["3.0-rc6-vanilla"], got["3.0-rc6-zlcfirst"]
     assert dd_z <= 0.8 * dd_v and in_z <= 0.5 * in_v, got
+
+
+@requires_engine
+def test_fs_marks_threads_in_one_directory_meet_on_its_i_mutex_and_threads_in_their_own_do_not() -> None:
+    """creat holds the parent directory's i_mutex (vfs.rs): seed 000's 24 fs_mark threads create in one
+    directory and spin on it while its owner runs; seed 004's threads each have their own -d directory and
+    never meet on one."""
+    got = {}
+    for exp, run in (("zlcfirst", "fsmark"), ("reclaim-writeback-xfs", "fsmark-4X")):
+        proc = run_cli("run", "-e", exp, "-r", run, "--scale", "0.05", "--json")
+        assert proc.returncode == 0, proc.stderr
+        got[exp] = json.loads(proc.stdout)["result"]["sim"]["i_mutex"]
+    assert got["zlcfirst"]["spin_s"] > 0, got
+    assert got["reclaim-writeback-xfs"] == {"sleeps": 0, "sleep_s": 0.0, "spin_s": 0.0}, got

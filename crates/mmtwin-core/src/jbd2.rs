@@ -626,6 +626,7 @@ fn grow<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page_alloc::AllocRes;
     use crate::sched::TaskKind;
     use serde_json::json;
 
@@ -659,20 +660,26 @@ mod tests {
         Ctx { cpu: 0, node: 0, pid, now, ..Default::default() }
     }
 
-    #[test]
-    fn a_handle_open_at_the_commit_holds_it_locked_and_new_handles_wait() {
+    /// ext4 with user tasks A and B and kjournald2: A opens a handle (in
+    /// write_begin, say) and keeps it; at the commit timer (5 s) the
+    /// transaction is T_LOCKED, waiting for A's handle.
+    fn locked_by_a_handle() -> (Kernel, Ctx, Ctx, Ctx) {
         let mut k = ext4();
         let mut a = ctx_of(&k, TaskKind::User, 0, 0);
-        let mut b = ctx_of(&k, TaskKind::User, 1, 0);
+        let b = ctx_of(&k, TaskKind::User, 1, 0);
         let mut kj = ctx_of(&k, TaskKind::Kjournald, 0, 0);
-        // A opens a handle (in write_begin, say) and keeps it across a sleep.
         assert!(k.journal_start(&mut a, hold::WRITE).is_ok());
         // kjournald2 before the timer: sleeps until it (5 s, a whole second).
         assert!(matches!(k.kjournald2_step(&mut kj), Next::Sleep { until: Some(5_000_000_000), .. }));
-        // At the timer: T_LOCKED, waiting for A's handle.
         kj.now = 5_000_000_000;
         assert!(matches!(k.kjournald2_step(&mut kj), Next::Sleep { until: None, wq: Some(Wq::Journal), .. }));
         assert!(k.journal.as_ref().unwrap().locked());
+        (k, a, b, kj)
+    }
+
+    #[test]
+    fn a_handle_open_at_the_commit_holds_it_locked_and_new_handles_wait() {
+        let (mut k, mut a, mut b, mut kj) = locked_by_a_handle();
         // B's handle waits for the lock to go, however many times it tries.
         b.now = 5_100_000_000;
         assert!(matches!(k.journal_start(&mut b, hold::CREATE), Err(Next::Sleep { wq: Some(Wq::JournalLocked), .. })));
@@ -820,6 +827,53 @@ mod tests {
         let j = k.journal.as_ref().unwrap();
         assert!(!j.shadowed(Meta::Itable(ino)));
         assert_eq!(j.stats.ordered_wait_ns, 300_000_000);
+    }
+
+    #[test]
+    fn a_creat_that_sleeps_holds_its_directorys_i_mutex_and_another_creat_there_waits_or_spins() {
+        let (mut k, mut a, mut b, mut kj) = locked_by_a_handle();
+        // B's creat in directory 7 takes its i_mutex, then sleeps for the
+        // locked transaction (ext4_create's handle) still holding it.
+        b.now = 5_100_000_000;
+        assert!(matches!(k.sys_creat(&mut b, 7), Err(AllocRes::Sleep(Next::Sleep { wq: Some(Wq::JournalLocked), .. }))));
+        // A's creat in the same directory sleeps on the mutex, in another
+        // directory it goes on (to the locked transaction).
+        let mut a2 = Ctx { now: 5_200_000_000, ..a.clone() };
+        assert!(matches!(k.sys_creat(&mut a2, 7), Err(AllocRes::Sleep(Next::Sleep { wq: Some(Wq::IMutex), .. }))));
+        k.journal_stop(&a2, hold::WRITE);
+        assert!(matches!(k.sys_creat(&mut a2, 8), Err(AllocRes::Sleep(Next::Sleep { wq: Some(Wq::JournalLocked), .. }))));
+        // (Directory 8's mutex stays with A, asleep in its creat there: give it back.)
+        a2.now = 5_300_000_000;
+        kj.now = 5_300_000_000;
+        assert!(matches!(k.kjournald2_step(&mut kj), Next::Run));
+        assert!(k.sys_creat(&mut a2, 8).is_ok());
+        // B resumes its creat, which still holds directory 7's mutex, and
+        // lets it go at its clock; A then takes it: 0.2 s asleep on it.
+        b.now = 5_300_000_000;
+        assert!(k.sys_creat(&mut b, 7).is_ok());
+        let released = b.clock();
+        a.now = 5_400_000_000;
+        assert!(k.sys_creat(&mut a, 7).is_ok());
+        assert_eq!((k.dir_locks.sleeps, k.dir_locks.sleep_ns, k.dir_locks.spin_ns), (1, 200_000_000, 0));
+        // A creat whose step began before another's release of the mutex
+        // spins until then (mutex_spin_on_owner), on the CPU.
+        let mut b = Ctx { now: 6_000_000_000, sys: 0, ..b };
+        assert!(k.sys_creat(&mut b, 7).is_ok());
+        let released = released.max(b.clock());
+        let mut a = Ctx { now: 6_000_000_001, sys: 0, ..a };
+        assert!(k.sys_creat(&mut a, 7).is_ok());
+        assert_eq!(k.dir_locks.spin_ns, released - 6_000_000_001);
+        assert!(a.sys >= released - 6_000_000_001);
+        // A third, asking while A's hold (which followed B's) runs, waits
+        // for both; one asking before B's hold began waits for neither.
+        let spun = k.dir_locks.spin_ns;
+        let a_released = a.clock();
+        let mut c = Ctx { now: 6_000_000_002, sys: 0, ..b.clone() };
+        assert!(k.sys_creat(&mut c, 7).is_ok());
+        assert_eq!(k.dir_locks.spin_ns - spun, a_released - 6_000_000_002);
+        let mut d = Ctx { now: 5_999_999_000, sys: 0, ..b };
+        assert!(k.sys_creat(&mut d, 7).is_ok());
+        assert_eq!(k.dir_locks.spin_ns - spun, a_released - 6_000_000_002);
     }
 
     #[test]

@@ -125,6 +125,8 @@ pub struct Kernel {
     pub wb_inodes_cleaned: u64,
     /// The filesystem's jbd2 journal (ext4), with kjournald2.
     pub journal: Option<crate::jbd2::Journal>,
+    /// The directories' i_mutex (vfs.rs).
+    pub dir_locks: crate::vfs::DirLocks,
     pub kswapd: Vec<Kswapd>,
     pub trace: Tracer,
     pub wl: Workload,
@@ -260,6 +262,7 @@ impl Kernel {
             wb_inodes_cleaned: 0,
             kswapd: Vec::new(),
             journal: None,
+            dir_locks: Default::default(),
             trace,
             wl: Workload::None,
             now: 0,
@@ -573,6 +576,7 @@ impl Kernel {
             + self.bdi.iter().map(|b| b.works.capacity() as u64 * 8).sum::<u64>()
             + self.bdp_ratelimits.len() as u64 * 8
             + self.journal.as_ref().map_or(0, |j| j.state_bytes())
+            + self.dir_locks.state_bytes()
     }
 }
 
@@ -874,6 +878,7 @@ impl Kernel {
         result["sim"]["ra_holes"] = json!(self.mm.sim.ra_holes);
         result["sim"]["ra_holes_reclaimed"] = json!(self.mm.sim.ra_holes_reclaimed);
         result["sim"]["writeback_waits"] = json!(self.mm.sim.writeback_waits);
+        result["sim"]["i_mutex"] = self.dir_locks.to_json();
         if let Some(j) = &self.journal {
             result["sim"]["jbd2"] = j.to_json();
             let dev = spec.machine.storage.as_ref().map_or(String::new(), |st| st.devices[j.dev].name.clone());

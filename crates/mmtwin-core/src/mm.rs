@@ -68,6 +68,12 @@ pub struct LockHolds {
 }
 
 impl LockHolds {
+    /// Whether a hold ends after `t` (a step asking at `t` or later may
+    /// still meet one).
+    pub fn busy_after(&self, t: u64) -> bool {
+        self.max_end > t
+    }
+
     /// The time a CPU whose step began at `now` and asks at `t` gets the
     /// lock it then holds for `hold` ns.
     #[inline]

@@ -81,6 +81,10 @@ pub enum Wq {
     /// journal->j_wait_transaction_locked: tasks starting a handle while
     /// the running transaction is locked for its commit.
     JournalLocked,
+    /// Tasks sleeping on a directory's i_mutex (every directory's waiters
+    /// in one queue; vfs.rs keeps each mutex's own wait list and wakes its
+    /// first waiter by pid).
+    IMutex,
 }
 
 pub struct Task {
@@ -186,7 +190,7 @@ struct WqIndex {
 
 impl WqIndex {
     fn len(&self) -> usize {
-        self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 2
+        self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 3
     }
     fn of(&self, wq: Wq) -> usize {
         match wq {
@@ -198,6 +202,7 @@ impl WqIndex {
             Wq::Barrier(b) => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + b,
             Wq::Journal => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers,
             Wq::JournalLocked => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 1,
+            Wq::IMutex => self.nodes + 2 + self.lists * 2 + self.devs + self.zones + self.barriers + 2,
         }
     }
 }
@@ -478,6 +483,15 @@ impl Sched {
             }
         }
         false
+    }
+
+    /// Wake `pid` if it sleeps on `wq` (wake_up_process of a mutex's
+    /// first waiter); returns whether it woke.
+    pub fn wake_up_pid(&mut self, wq: Wq, pid: Pid, now: u64) -> bool {
+        let i = self.wq_index.of(wq);
+        let Some(k) = self.waits[i].iter().position(|&(p, _)| p == pid) else { return false };
+        let (p, g) = self.waits[i].remove(k);
+        self.wake_one(p, g, now)
     }
 
     pub fn is_sleeping(&self, pid: Pid) -> bool {

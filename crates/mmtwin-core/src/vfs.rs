@@ -1,19 +1,154 @@
 //! File system calls as the workloads use them (fs/namei.c, fs/open.c):
-//! creat (an inode and a dentry from the slab, the filesystem's work),
-//! close (the dentry stays cached, unused), unlink (truncate the page
-//! cache, free the blocks, and the inode once nobody holds it).
+//! creat (an inode and a dentry from the slab, the filesystem's work,
+//! under the directory's i_mutex), close (the dentry stays cached,
+//! unused), unlink (truncate the page cache, free the blocks, and the
+//! inode once nobody holds it).
 
 use crate::cost::Ctx;
 use crate::filemap::PageOp;
 use crate::kernel::Kernel;
 use crate::page_alloc::AllocRes;
 use crate::jbd2::{hold, Meta};
+use crate::mm::LockHolds;
 use crate::slab::{DENTRY, INODE};
+use crate::sched::{Next, Pid, Wq};
 use crate::spec::FsKind;
+use std::collections::VecDeque;
+
+/// The directories' i_mutex (struct mutex, kernel/mutex.c as 3.0 has it),
+/// indexed by directory. open(O_CREAT) takes the parent's in do_last
+/// before the lookup (the dentry's allocation) and holds it through the
+/// filesystem's create (ext4_create: the journal handle, the inode's
+/// allocation and any sleep in them) until the new file is in the
+/// directory.
+///
+/// - Free: the caller takes it. If an earlier hold (recorded by a step
+///   that began earlier but held the mutex at a later clock) covers the
+///   moment it asks, it spins until that hold ends, as
+///   mutex_spin_on_owner spins while the owner runs: CPU time, no sleep.
+///   The holds are kept as intervals (`LockHolds`, as zone->lock's), so
+///   a hold that had not begun when the caller asks is not waited for.
+/// - Held by a task that sleeps (in reclaim, in the journal): the caller
+///   joins the mutex's wait list (once: a waiter that wakes and finds the
+///   mutex taken again keeps its place) and sleeps.
+/// - Unlock wakes the first waiter, which takes the mutex when it runs
+///   unless a running task took it first (3.0's mutexes are not handed
+///   over; a woken waiter can lose the lock to a spinner).
+///
+/// Only creat takes it here (the workloads' unlinks are single-threaded).
+#[derive(Default)]
+pub struct DirLocks {
+    /// The directories whose i_mutex is held, waited on or held until later
+    /// than the current step began: (directory, its owner (None: free),
+    /// when the owner took it, its recent holds, its waiters in arrival
+    /// order). Any other directory's is free and uncontended; so at most a
+    /// few entries per task, searched in order.
+    locks: Vec<(u32, DirLock)>,
+    /// Sleeps on a held i_mutex, and their time in all (ns).
+    pub sleeps: u64,
+    pub sleep_ns: u64,
+    /// Time spun on a just-released i_mutex (ns).
+    pub spin_ns: u64,
+}
+
+#[derive(Default)]
+struct DirLock {
+    owner: Option<Pid>,
+    held_from: u64,
+    holds: LockHolds,
+    waiters: VecDeque<(Pid, u64)>,
+}
+
+impl DirLocks {
+    pub fn state_bytes(&self) -> u64 {
+        (self.locks.capacity() * std::mem::size_of::<(u32, DirLock)>() + self.locks.iter().map(|l| l.1.waiters.capacity() * 16).sum::<usize>()) as u64
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sleeps": self.sleeps,
+            "sleep_s": (self.sleep_ns / 1000) as f64 / 1e6,
+            "spin_s": (self.spin_ns / 1000) as f64 / 1e6,
+        })
+    }
+
+    /// Directory `dir`'s mutex, at a step that began at `now` (steps run
+    /// in order of their start: entries free, unwaited and released by
+    /// `now` can matter to no later step and are dropped).
+    fn lock(&mut self, dir: u32, now: u64) -> &mut DirLock {
+        self.locks.retain(|(d, l)| *d == dir || l.owner.is_some() || !l.waiters.is_empty() || l.holds.busy_after(now));
+        let i = match self.locks.iter().position(|(d, _)| *d == dir) {
+            Some(i) => i,
+            None => {
+                self.locks.push((dir, DirLock::default()));
+                self.locks.len() - 1
+            }
+        };
+        &mut self.locks[i].1
+    }
+}
 
 impl Kernel {
+    /// mutex_lock(&dir->i_mutex): Ok once the caller holds it (at once if
+    /// it already does: a creat resumed after a sleep), else the sleep on
+    /// its wait list. See [`DirLocks`].
+    pub fn dir_mutex_lock(&mut self, ctx: &mut Ctx, dir: u32) -> Result<(), Next> {
+        let pid = ctx.pid;
+        let clock = ctx.clock();
+        let dl = &mut self.dir_locks;
+        let l = dl.lock(dir, ctx.now);
+        match l.owner {
+            Some(o) if o == pid => Ok(()),
+            Some(_) => {
+                if !l.waiters.iter().any(|&(p, _)| p == pid) {
+                    l.waiters.push_back((pid, clock));
+                    dl.sleeps += 1;
+                }
+                Err(Next::Sleep { until: None, wq: Some(Wq::IMutex), io: false })
+            }
+            None => {
+                let spin = l.holds.acquire(ctx.now, clock, 0) - clock;
+                l.owner = Some(pid);
+                l.held_from = clock + spin;
+                let since = l.waiters.iter().position(|&(p, _)| p == pid).and_then(|k| l.waiters.remove(k)).map(|(_, t)| t);
+                if let Some(t) = since {
+                    dl.sleep_ns += clock.saturating_sub(t);
+                }
+                dl.spin_ns += spin;
+                ctx.sys += spin;
+                Ok(())
+            }
+        }
+    }
+
+    /// mutex_unlock(&dir->i_mutex): free from the caller's clock on; its
+    /// first waiter is woken.
+    pub fn dir_mutex_unlock(&mut self, ctx: &mut Ctx, dir: u32) {
+        let clock = ctx.clock();
+        let l = self.dir_locks.lock(dir, ctx.now);
+        debug_assert_eq!(l.owner, Some(ctx.pid), "dir {dir}'s i_mutex unlocked by a task not holding it");
+        l.owner = None;
+        l.holds.acquire(ctx.now, l.held_from, clock - l.held_from);
+        if let Some(&(w, _)) = l.waiters.front() {
+            self.sched.wake_up_pid(Wq::IMutex, w, clock);
+        }
+    }
+
     /// creat(): Ok(inode number), or the slab allocation's sleep/failure.
+    /// The directory's i_mutex is held from the first call until the file
+    /// is created or the creat fails, across the sleeps in between.
     pub fn sys_creat(&mut self, ctx: &mut Ctx, dir: u32) -> Result<u32, AllocRes> {
+        if let Err(sleep) = self.dir_mutex_lock(ctx, dir) {
+            return Err(AllocRes::Sleep(sleep));
+        }
+        let r = self.sys_creat_fs(ctx, dir);
+        if !matches!(r, Err(AllocRes::Sleep(_))) {
+            self.dir_mutex_unlock(ctx, dir);
+        }
+        r
+    }
+
+    fn sys_creat_fs(&mut self, ctx: &mut Ctx, dir: u32) -> Result<u32, AllocRes> {
         // ext4_create's handle, held through the new inode's allocation and
         // any sleep in it (jbd2.rs); here also through the dentry's, which
         // the kernel allocates before (lookup) and the engine after.
