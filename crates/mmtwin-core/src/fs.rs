@@ -39,7 +39,9 @@ pub struct Inode {
     /// ext4: i_reserved_data_blocks, the delayed-allocation pages (dirty,
     /// no block yet) whose blocks ext4_da_get_block_prep reserved.
     pub reserved: u64,
-    /// i_writecount: opens for writing and shared writable mappings.
+    /// i_writecount: open files with write access (get_write_access at
+    /// open; a mapping keeps its file, and with it the count, until
+    /// exit_mmap's last fput).
     pub i_writecount: u32,
     /// dirtied_when (ns) while on the bdi's dirty list.
     pub dirtied_when: u64,
@@ -208,15 +210,39 @@ impl Fs {
         (block * page_size >> 27) as u32
     }
 
-    /// Where the blocks for page `index` of an inode would come from:
-    /// the inode's preallocation holding it (ext4), else where a new
-    /// extent goes (ext4: the stream's group; else the directory's).
+    /// Where the blocks for page `index` of an inode would come from
+    /// (whose bitmap and group descriptor the allocation will change):
+    /// the inode's preallocation holding it (ext4); for ext4's tail of a
+    /// file nobody writes (a request from `index` reaches i_size within
+    /// one 8 MiB mapping), the goal's group (see [`Fs::mb_new_blocks`]);
+    /// else where a new extent goes (ext4: the stream's group; else the
+    /// directory's).
     pub fn alloc_hint(&self, ino: u32, index: u64) -> u64 {
         if let Some((b, _)) = self.mb_use_preallocated(ino, index) {
             return b;
         }
-        let g = self.stream.unwrap_or_else(|| self.group_of_dir(self.inodes[ino as usize].dir) as usize);
+        let i = &self.inodes[ino as usize];
+        let tail = i.i_writecount == 0 && i.size.saturating_sub(index) <= (8 << 20) / self.page_size;
+        let g = match self.stream {
+            Some(_) if tail => self.tail_group(ino, index),
+            Some(s) => s,
+            None => self.group_of_dir(i.dir) as usize,
+        };
         self.cursor[g]
+    }
+
+    /// The group a file's tail allocation (NOPREALLOC) searches from:
+    /// ext4_ext_find_goal's, the block after the file's extent left of
+    /// `l`, or for a file without one (a small file written back whole)
+    /// ext4_inode_to_goal_block's, the inode's own group (the model's
+    /// directory group).
+    fn tail_group(&self, ino: u32, l: u64) -> usize {
+        let e = &self.inodes[ino as usize].extents;
+        let k = e.partition_point(|x| x.0 <= l);
+        match k.checked_sub(1) {
+            Some(j) => self.group_of_block(e[j].1 + e[j].2) as usize,
+            None => self.group_of_dir(self.inodes[ino as usize].dir) as usize,
+        }
     }
 
     /// The inode number the next new_inode hands out.
@@ -345,9 +371,12 @@ impl Fs {
     /// per-CPU locality group (ext4_mb_group_or_file), here a window of
     /// their own; ext4_release_file's discard when a closing file has no
     /// delayed blocks left; merging a window to the right of its request
-    /// (only when a file's later pages got blocks first); reuse of a
-    /// discarded window's free blocks (the model's groups fill from a
-    /// cursor).
+    /// (only when a file's later pages got blocks first); the buddy
+    /// allocator's placement inside a group (a power-of-two request takes
+    /// the first free chunk aligned to its size, ext4_mb_simple_scan_group;
+    /// here the group's cursor) and its reuse of freed blocks (a
+    /// discarded window's among them: the model's groups fill from a
+    /// cursor and wrap).
     fn mb_new_blocks(&mut self, ino: u32, index: u64, first: u64, n: u64) -> u64 {
         let mut at = NO_BLOCK;
         let mut l = first;
@@ -361,14 +390,9 @@ impl Fs {
                     // tail: EXT4_MB_HINT_NOPREALLOC, exactly what it asks
                     // for, no window and no stream (ext4_fs_is_busy, which
                     // would veto this under group-lock contention, is not
-                    // modelled), in the group of the block after the
-                    // file's last extent, from that group's free space on.
-                    let e = &self.inodes[ino as usize].extents;
-                    let k = e.partition_point(|x| x.0 <= l);
-                    let g = match k.checked_sub(1) {
-                        Some(j) => self.group_of_block(e[j].1 + e[j].2) as usize,
-                        None => self.stream.unwrap_or(0),
-                    };
+                    // modelled), from the free space of the goal's group
+                    // (tail_group).
+                    let g = self.tail_group(ino, l);
                     (self.group_take(g, end - l), end - l)
                 }
                 None => {
@@ -640,6 +664,17 @@ mod tests {
             let other = f.new_inode(3);
             assert_eq!(f.alloc_blocks(other, 0, 100), next, "writers {writers}");
         }
+        // A small file nobody writes, written back whole: its only request
+        // is its tail, which goes to its inode's group (directory 1's
+        // here: ext4_inode_to_goal_block), not to the stream.
+        let mut f = fs(FsKind::Ext4);
+        let ino = f.new_inode(1);
+        f.inodes[ino as usize].size = 128;
+        f.inodes[ino as usize].reserved = 128;
+        assert_eq!(f.alloc_hint(ino, 0), 100_512);
+        assert_eq!(f.alloc_blocks(ino, 0, 128), 100_512);
+        f.da_update_reserve_space(ino, 128);
+        assert!(f.inodes[ino as usize].prealloc.is_empty());
     }
 
     #[test]

@@ -35,6 +35,13 @@ use std::collections::VecDeque;
 ///   unless a running task took it first (3.0's mutexes are not handed
 ///   over; a woken waiter can lose the lock to a spinner).
 ///
+/// Approximations: a spinner here waits through a chain of holds that
+/// follow each other (3.0's spinner goes on to the next owner when it
+/// sees the mutex free in between, and sleeps when it sees the owner
+/// change directly, a race the model does not resolve), and a woken
+/// waiter that finds a hold covering its moment spins where 3.0's would
+/// sleep again; need_resched never stops a spin.
+///
 /// Only creat takes it here (the workloads' unlinks are single-threaded).
 #[derive(Default)]
 pub struct DirLocks {
