@@ -815,7 +815,7 @@ def reproduce(
     Without --scale or --full each reproduction runs at its own default
     scale (--list shows it): published scale for zonelist-cache and
     zlcfirst, 3/4 for reclaim-writeback, 1/2 for reclaim-writeback-fake8.
-    Without NAME it runs the other three (about seven minutes on two cores);
+    Without NAME it runs the other three (about five minutes on two cores);
     reclaim-writeback-fake8 (seed 004's fake-NUMA rows, 48 runs) runs by
     name only. Exits with status 1 when any claim does not hold in the
     simulation.

@@ -16,7 +16,7 @@ use crate::spec::FsKind;
 use std::collections::VecDeque;
 
 /// The directories' i_mutex (struct mutex, kernel/mutex.c as 3.0 has it),
-/// indexed by directory. open(O_CREAT) takes the parent's in do_last
+/// one per directory. open(O_CREAT) takes the parent's in do_last
 /// before the lookup (the dentry's allocation) and holds it through the
 /// filesystem's create (ext4_create: the journal handle, the inode's
 /// allocation and any sleep in them) until the new file is in the
