@@ -414,6 +414,27 @@ impl Fs {
         at
     }
 
+    /// ext4's delayed-allocation reservation (i_reserved_data_blocks),
+    /// kept as the count of the inode's dirty pages without a block, as
+    /// page-writeback's dirty accounting calls in (`dirtied`: a page of
+    /// the inode became dirty, else it stopped being dirty): a page that
+    /// becomes dirty without a block was reserved for by
+    /// ext4_da_get_block_prep; one that stops being dirty without one is
+    /// cancelled with the page (truncate: ext4_da_page_release_reservation)
+    /// or redirtied at once (reclaim's refused ->writepage). Allocation at
+    /// writeback takes the rest ([`Fs::da_update_reserve_space`]).
+    pub fn da_reserve(&mut self, ino: u32, idx: u64, dirtied: bool) {
+        if self.kind != FsKind::Ext4 || self.bmap(ino, idx) != NO_BLOCK {
+            return;
+        }
+        let i = &mut self.inodes[ino as usize];
+        if dirtied {
+            i.reserved += 1;
+        } else {
+            i.reserved -= 1;
+        }
+    }
+
     /// ext4_da_update_reserve_space after `used` delayed pages of an inode
     /// got their blocks: the reservation shrinks, and once no page of the
     /// file waits for a block and nobody has it open for writing, its

@@ -491,7 +491,7 @@ impl Kernel {
         let ino = self.mm.pages.owner[p as usize];
         let idx = self.mm.pages.index[p as usize] as u64;
         self.radix_tag_dirty(ino, idx, true);
-        self.da_reserve(ino, idx, true);
+        self.fs.da_reserve(ino, idx, true);
         let i = &mut self.fs.inodes[ino as usize];
         i.nrdirty += 1;
         i.dirty_lo = i.dirty_lo.min(idx);

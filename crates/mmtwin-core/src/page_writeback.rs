@@ -127,32 +127,13 @@ impl Kernel {
         if let Some(b) = self.bdi.first_mut() {
             b.nr_dirty += 1;
         }
-        self.da_reserve(ino, idx, true);
+        self.fs.da_reserve(ino, idx, true);
         let i = &mut self.fs.inodes[ino as usize];
         i.nrdirty += 1;
         if idx < i.dirty_lo {
             i.dirty_lo = idx;
         }
         self.mark_inode_dirty_pages(ino, now);
-    }
-
-    /// ext4's delayed-allocation reservation (i_reserved_data_blocks),
-    /// kept as the count of the inode's dirty pages without a block: a
-    /// page that becomes dirty without one was reserved for by
-    /// ext4_da_get_block_prep; one that stops being dirty without one is
-    /// cancelled with the page (truncate: ext4_da_page_release_reservation)
-    /// or redirtied at once (reclaim's refused ->writepage). Allocation at
-    /// writeback takes the rest (Fs::da_update_reserve_space).
-    pub(crate) fn da_reserve(&mut self, ino: u32, idx: u64, dirtied: bool) {
-        if self.fs.kind != crate::spec::FsKind::Ext4 || self.fs.bmap(ino, idx) != crate::fs::NO_BLOCK {
-            return;
-        }
-        let i = &mut self.fs.inodes[ino as usize];
-        if dirtied {
-            i.reserved += 1;
-        } else {
-            i.reserved -= 1;
-        }
     }
 
     /// __mark_inode_dirty(I_DIRTY_PAGES) for an inode not yet dirty: onto
@@ -200,7 +181,7 @@ impl Kernel {
             self.fs.inodes[ino as usize].nrdirty -= 1;
             let idx = self.mm.pages.index[p as usize] as u64;
             self.radix_tag_dirty(ino, idx, false);
-            self.da_reserve(ino, idx, false);
+            self.fs.da_reserve(ino, idx, false);
         }
         if let Some(b) = self.bdi.first_mut() {
             b.nr_dirty -= 1;

@@ -194,7 +194,7 @@ impl Mmapstream {
                 k.unmap_mapping(ctx, ino);
                 let i = &mut k.fs.inodes[ino as usize];
                 i.i_count -= 1; // the mapping's file reference
-                i.i_writecount -= 1; // the open file's write access, which the mapping kept
+                i.i_writecount = i.i_writecount.saturating_sub(1); // the open file's write access, which the mapping kept
                 self.exited(k, pi, ctx)
             }
             Phase::ExitAnon { from } => {
