@@ -194,7 +194,8 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         (TEST_BASE + "\n[sysctl]\nswapiness = 60\n",
          "sysctl.swapiness: unknown key; allowed keys here: min_free_kbytes, zone_reclaim_mode, lowmem_reserve_ratio, "
          "dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes, dirty_expire_centisecs, "
-         "dirty_writeback_centisecs, swappiness, min_unmapped_ratio, min_slab_ratio, vfs_cache_pressure"),
+         "dirty_writeback_centisecs, swappiness, min_unmapped_ratio, min_slab_ratio, vfs_cache_pressure, "
+         "watermark_boost_factor"),
         (TEST_BASE + "\n[sysctl]\ndirty_ratio = 140\n",
          "sysctl.dirty_ratio: 140 is not allowed; expected an integer 0..100 (percent of dirtyable memory)"),
         (TEST_BASE + "\n[sysctl]\ndirty_background_ratio = -1\n",
@@ -216,6 +217,16 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
          "policy.slab_allocator: 'slob' is not allowed; expected 'slab' or 'slub'"),
         (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nnew_anon_lru = "both"'),
          "policy.new_anon_lru: 'both' is not allowed; expected 'active' or 'inactive'"),
+        (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nkswapd_balance = "node"'),
+         "policy.kswapd_balance: 'node' is not allowed; expected 'per-zone' or 'node-any-zone'"),
+        (TEST_BASE + "\n[sysctl]\nwatermark_boost_factor = -1\n",
+         "sysctl.watermark_boost_factor: -1 is not allowed; expected an integer 0..2147483647"),
+        # The boost (5.0) on a 3.x kswapd: refused (it came with 4.12's node balance).
+        (TEST_BASE.replace('era = "2.6.18"', 'era = "3.0"') + "\n[sysctl]\nwatermark_boost_factor = 15000\n",
+         "sysctl.watermark_boost_factor: 15000 is not allowed with era '3.0' and kswapd_balance 'per-zone'"),
+        (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nkswapd_balance = "node-any-zone"')
+         + "\n[sysctl]\nwatermark_boost_factor = 15000\n",
+         "sysctl.watermark_boost_factor: 15000 is not allowed with era '2.6.18' and kswapd_balance 'node-any-zone'"),
     ],
 )
 def test_kernel_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:

@@ -46,9 +46,10 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
         "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0, "dirty_background_bytes": 0,
         "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "swappiness": 60,
         "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
-        # the 3.0 writeback-from-reclaim behaviour (seed 004's series off)
+        "watermark_boost_factor": 0,  # no boost before 5.0
+        # the 3.0 writeback-from-reclaim behaviour (seed 004's series off), 3.x's kswapd
         "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
-        "reclaim_invalidate": False,
+        "reclaim_invalidate": False, "kswapd_balance": "per-zone",
     }
     assert spec["machine"]["storage"] is None  # no [storage] table
     assert spec["machine"]["cost"] == {
@@ -230,8 +231,9 @@ KERNEL_3_0 = {
     "percpu_pagelists": True, "pcp_sizing": "6x-batch", "new_anon_lru": "active", "slab_allocator": "slab", "dirty_ratio": 20, "dirty_background_ratio": 10, "dirty_bytes": 0,
     "dirty_background_bytes": 0, "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500,
     "swappiness": 60, "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
+    "watermark_boost_factor": 0,
     "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
-    "reclaim_invalidate": False,
+    "reclaim_invalidate": False, "kswapd_balance": "per-zone",
 }
 
 

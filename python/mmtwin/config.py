@@ -620,6 +620,9 @@ class Policy(StrictModel):
     # Writeback from reclaim, seed 004's series (docs/presets.md):
     direct_fs_writeback: bool = True  # patch 1/8 sets false
     kswapd_fs_writeback: Literal["always", "high-priority", "never"] = "always"  # patch 5/8, patch 8/8
+    # kswapd's balance rules: "per-zone" (3.0/3.1: every zone to its high mark, restart on progress) or
+    # "node-any-zone" (4.12+, 6.1: balanced when any eligible zone meets its high mark; docs/presets.md)
+    kswapd_balance: Literal["per-zone", "node-any-zone"] = "per-zone"
     reclaim_throttle_dirty: bool = False  # patch 6/8
     reclaim_invalidate: bool = False  # patch 7/8
 
@@ -638,6 +641,8 @@ SYSCTL_LIMITS: dict[str, tuple[int, int, int | None, str]] = {
     "min_unmapped_ratio": (1, 0, 100, "percent of each zone"),
     "min_slab_ratio": (5, 0, 100, "percent of each zone"),
     "vfs_cache_pressure": (100, 0, 100_000, "100 = reclaim dentries and inodes at the fair rate"),
+    # 5.0 on (6.1: 15000); 0, the default here, is a kernel without the boost, as every era the twin models was
+    "watermark_boost_factor": (0, 0, 2_147_483_647, "1/10000 of the high watermark a fragmenting fallback may add to a zone's marks; 0 = no boost"),
 }
 _SYSCTL_BYTES_MAX = 2**63 - 1
 
@@ -656,6 +661,7 @@ class Sysctl(StrictModel):
     min_unmapped_ratio: int = SYSCTL_LIMITS["min_unmapped_ratio"][0]
     min_slab_ratio: int = SYSCTL_LIMITS["min_slab_ratio"][0]
     vfs_cache_pressure: int = SYSCTL_LIMITS["vfs_cache_pressure"][0]
+    watermark_boost_factor: int = SYSCTL_LIMITS["watermark_boost_factor"][0]
 
     @field_validator(*SYSCTL_LIMITS, mode="before")
     @classmethod
@@ -719,6 +725,13 @@ class Kernel(StrictModel):
             raise FieldError(
                 ["policy", "zlc_reconsider"],
                 "true is not allowed with zlc = 'none'; reconsidering needs a zonelist cache",
+            )
+        if self.sysctl.watermark_boost_factor and (self.era == "2.6.18" or self.policy.kswapd_balance != "node-any-zone"):
+            raise FieldError(
+                ["sysctl", "watermark_boost_factor"],
+                f"{self.sysctl.watermark_boost_factor} is not allowed with era {self.era!r} and kswapd_balance "
+                f"{self.policy.kswapd_balance!r}; the boost (5.0) needs migrate types (not 2.6.18) and the node balance "
+                "of 4.12 on ('node-any-zone'), so only 0 otherwise",
             )
         return self
 

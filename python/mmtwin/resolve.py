@@ -411,6 +411,7 @@ def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
         "slab_allocator": kernel.policy.slab_allocator,
         "direct_fs_writeback": kernel.policy.direct_fs_writeback,
         "kswapd_fs_writeback": kernel.policy.kswapd_fs_writeback,
+        "kswapd_balance": kernel.policy.kswapd_balance,
         "reclaim_throttle_dirty": kernel.policy.reclaim_throttle_dirty,
         "reclaim_invalidate": kernel.policy.reclaim_invalidate,
         **{name: getattr(s, name) for name in SYSCTL_LIMITS},

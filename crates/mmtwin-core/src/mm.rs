@@ -155,9 +155,19 @@ pub struct Zone {
     pub free_pages: i64,
     pub free_area: Vec<[ListHead; NR_MT]>,
     pub nr_free: Vec<u64>,
+    /// The watermarks every check reads: min_wmark_pages() and the rest,
+    /// i.e. wmark_base plus watermark_boost.
     pub wmark_min: i64,
     pub wmark_low: i64,
     pub wmark_high: i64,
+    /// zone->_watermark[WMARK_MIN, LOW, HIGH], as setup_per_zone_wmarks set them.
+    pub wmark_base: [i64; 3],
+    /// zone->watermark_boost (5.0 on): pages added to every watermark after
+    /// fragmenting fallbacks, until kswapd's balance_pgdat takes them off.
+    pub watermark_boost: i64,
+    /// ZONE_BOOSTED_WATERMARK: a boost was added; the zone's next
+    /// allocation wakes kswapd (rmqueue).
+    pub boosted_wmark: bool,
     pub lowmem_reserve: [i64; NR_ZONE_TYPES],
     pub min_unmapped_pages: u64,
     /// zone->lock: its most recent holds, as simulated-time intervals.
@@ -197,6 +207,15 @@ pub struct Zone {
     /// percpu_drift_mark: below it zone_watermark_ok_safe reads the exact
     /// count (zone_page_state_snapshot); 0 when the drift cannot matter.
     pub percpu_drift_mark: i64,
+}
+
+impl Zone {
+    /// The watermarks the checks read: _watermark[] + watermark_boost.
+    pub fn apply_boost(&mut self) {
+        self.wmark_min = self.wmark_base[0] + self.watermark_boost;
+        self.wmark_low = self.wmark_base[1] + self.watermark_boost;
+        self.wmark_high = self.wmark_base[2] + self.watermark_boost;
+    }
 }
 
 /// Per-cpu pageset of one (cpu, zone).
@@ -284,6 +303,8 @@ pub struct Mm {
     pub zlcs: Vec<ZlcState>,
     pub zone_reclaim_mode: u32,
     pub min_free_kbytes: u64,
+    /// vm.watermark_boost_factor (0: no watermark boost).
+    pub watermark_boost_factor: u64,
     pub cache: CacheModel,
     /// The nodes' interconnect ports.
     pub ic: Interconnect,
@@ -395,6 +416,9 @@ impl Mm {
                     wmark_min: 0,
                     wmark_low: 0,
                     wmark_high: 0,
+                    wmark_base: [0; 3],
+                    watermark_boost: 0,
+                    boosted_wmark: false,
                     lowmem_reserve: [0; NR_ZONE_TYPES],
                     min_unmapped_pages: 0,
                     lock: LockHolds::default(),
@@ -487,6 +511,7 @@ impl Mm {
             zlcs,
             zone_reclaim_mode: k.zone_reclaim_mode.unwrap_or(if auto_zone_reclaim { 1 } else { 0 }),
             min_free_kbytes: 0,
+            watermark_boost_factor: k.watermark_boost_factor,
             cache,
             ic: Interconnect::new(m.distance.len(), m.link_mb_s),
             pcp_line_base,
@@ -545,6 +570,7 @@ impl Mm {
                 z.wmark_low = min + tmp / 4;
                 z.wmark_high = min + tmp / 2;
             }
+            z.wmark_base = [z.wmark_min, z.wmark_low, z.wmark_high];
             // calculate_zone_inactive_ratio (anon): isqrt(10 * GB), at least 1.
             let gb = (z.present * self.page_size) >> 30;
             z.inactive_ratio = if gb > 0 { isqrt(10 * gb).max(1) } else { 1 };
@@ -724,11 +750,41 @@ impl Mm {
                         self.pageblock_mt[b] = mt as u8;
                     }
                 }
+                // steal_suitable_fallback (5.0 on): a fallback below a
+                // whole pageblock boosts the zone's watermarks.
+                if cur < self.pageblock_order && self.boost_watermark(zi) {
+                    self.zones[zi].boosted_wmark = true;
+                }
                 self.expand(zi, head_now, order, cur, list_type);
                 return Some(head_now);
             }
         }
         None
+    }
+
+    /// boost_watermark (5.0 on): raise the zone's watermarks by a pageblock,
+    /// up to watermark_boost_factor / 10000 of its high watermark (at least
+    /// a pageblock); not in a zone of fewer than four pageblocks. Returns
+    /// whether it boosted.
+    pub fn boost_watermark(&mut self, zi: usize) -> bool {
+        let factor = self.watermark_boost_factor;
+        if factor == 0 {
+            return false;
+        }
+        let pb = 1i64 << self.pageblock_order;
+        let z = &mut self.zones[zi];
+        let managed = z.present.saturating_sub(z.reserved) as i64;
+        if pb * 4 > managed {
+            return false;
+        }
+        // mult_frac(high, factor, 10000)
+        let max_boost = (z.wmark_base[2].max(0) as u128 * factor as u128 / 10000) as i64;
+        if max_boost == 0 {
+            return false;
+        }
+        z.watermark_boost = (z.watermark_boost + pb).min(max_boost.max(pb));
+        z.apply_boost();
+        true
     }
 
     /// move_freepages_block: move every free block of the pageblock that

@@ -166,6 +166,13 @@ impl Kernel {
                 if outcome == Some(true) {
                     if let Some(p) = self.mm.buffered_rmqueue(ctx, zi, order, mt) {
                         self.mm.zone_statistics(ctx, first, zi, order);
+                        if self.mm.zones[zi].boosted_wmark {
+                            // rmqueue's end (5.0 on): the boost just added
+                            // wakes kswapd, even where the node meets its marks.
+                            self.mm.zones[zi].boosted_wmark = false;
+                            let zt = self.mm.zones[zi].zt;
+                            self.wakeup_kswapd(ctx, zi, 0, zt, g);
+                        }
                         return Some((p, zi));
                     }
                     outcome = Some(false);

@@ -160,6 +160,7 @@ impl Snapshot {
                     "min": z.wmark_min,
                     "low": z.wmark_low,
                     "high": z.wmark_high,
+                    "boost": z.watermark_boost,
                     "lowmem_reserve": z.lowmem_reserve.to_vec(),
                     "pages_scanned": s.pages_scanned,
                     "all_unreclaimable": s.all_unreclaimable,

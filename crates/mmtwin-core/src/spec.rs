@@ -484,6 +484,29 @@ pub enum PcpSizing {
     ZoneLow,
 }
 
+/// How kswapd decides that a node is balanced, and how it raises its
+/// scanning priority (balance_pgdat, prepare_kswapd_sleep, wakeup_kswapd).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum KswapdBalance {
+    /// 3.0 and 3.1: every zone up to the one that failed must meet its high
+    /// mark (a quarter of the node's pages for a high order); a pass that
+    /// reclaims a batch restarts at DEF_PRIORITY; woken when the zone an
+    /// allocation failed in is below its low mark.
+    #[default]
+    #[serde(rename = "per-zone")]
+    PerZone,
+    /// 4.12 on ("mm, vmscan: fix zone balance check in prepare_kswapd_sleep"
+    /// and the node-based balance_pgdat of 4.8; 6.1's pgdat_balanced): the
+    /// node is balanced when any zone up to the classzone meets its high
+    /// mark, for reclaim, for sleeping and for waking alike; each pass
+    /// reclaims the zones up to the classzone, aiming at their high marks,
+    /// and the priority rises only when a pass scanned fewer pages than
+    /// that or reclaimed none; no restarts; a node where a whole balance
+    /// reclaims nothing sixteen times is left to direct reclaim.
+    #[serde(rename = "node-any-zone")]
+    NodeAnyZone,
+}
+
 /// When kswapd may write a dirty file page from the end of the LRU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 pub enum KswapdFsWriteback {
@@ -534,6 +557,9 @@ pub struct KernelSpec {
     /// DEF_PRIORITY - 2) and patch 8 ("never").
     #[serde(default)]
     pub kswapd_fs_writeback: KswapdFsWriteback,
+    /// kswapd's balance rules: 3.x's per zone, or 4.12+'s per node.
+    #[serde(default)]
+    pub kswapd_balance: KswapdBalance,
     /// Patch 6: after putback, wait_iff_congested when the pages met dirty
     /// reach nr_taken >> (DEF_PRIORITY - priority).
     #[serde(default)]
@@ -563,6 +589,13 @@ pub struct KernelSpec {
     pub min_slab_ratio: u64,
     #[serde(default = "d100")]
     pub vfs_cache_pressure: u64,
+    /// vm.watermark_boost_factor (5.0 on; 15000 in 6.1, units of 1/10000
+    /// of the high watermark): how far a fragmenting fallback may raise a
+    /// zone's watermarks (boost_watermark) and so wake kswapd early for a
+    /// short, boosted reclaim. 0, the default, is a kernel without it
+    /// (every era before 5.0) or the sysctl set to 0.
+    #[serde(default)]
+    pub watermark_boost_factor: u64,
 }
 fn d1() -> u64 {
     1
@@ -1129,12 +1162,24 @@ impl Spec {
             ("min_unmapped_ratio", k.min_unmapped_ratio, 100),
             ("min_slab_ratio", k.min_slab_ratio, 100),
             ("vfs_cache_pressure", k.vfs_cache_pressure, 100_000),
+            ("watermark_boost_factor", k.watermark_boost_factor, 2_147_483_647),
             ("dirty_expire_centisecs", k.dirty_expire_centisecs, 360_000_000),
             ("dirty_writeback_centisecs", k.dirty_writeback_centisecs, 360_000_000),
         ] {
             if v > max {
                 return Err(SpecError::new(format!("kernel.{name}"), format!("{v} is not allowed; 0 to {max}")));
             }
+        }
+        if k.watermark_boost_factor > 0 && (!k.era.has_migratetypes() || k.kswapd_balance != KswapdBalance::NodeAnyZone) {
+            return Err(SpecError::new(
+                "kernel.watermark_boost_factor",
+                format!(
+                    "{} is not allowed with era {} and kswapd_balance \"{}\"; the boost (5.0) needs migrate types and the node balance of 4.12 on (\"node-any-zone\"): 0 otherwise",
+                    k.watermark_boost_factor,
+                    k.era.name(),
+                    if k.kswapd_balance == KswapdBalance::NodeAnyZone { "node-any-zone" } else { "per-zone" }
+                ),
+            ));
         }
         if k.dirty_writeback_centisecs == 0 {
             return Err(SpecError::new(

@@ -6,7 +6,7 @@
 //! balance_pgdat and its sleep rules, zone_reclaim's __zone_reclaim, and the
 //! shrink_slab driver.
 
-use crate::spec::KswapdFsWriteback;
+use crate::spec::{KswapdBalance, KswapdFsWriteback};
 use crate::alloc::{gfp, ZoneReclaim};
 use crate::cost::Ctx;
 use crate::kernel::Kernel;
@@ -141,6 +141,17 @@ pub struct Kswapd {
     /// the call began): a pass that finds nothing to do returns it as the
     /// classzone kswapd sleeps on.
     pub end_zone: usize,
+    /// Boosted reclaim (5.0 on): the pages still to reclaim for the boosts
+    /// this balance began with (nr_boost_reclaim; 0 once the node was found
+    /// short of its marks and reclaim restarted without the boost), and
+    /// those boosts per zone of the node (zone_boosts[]), which its end
+    /// takes off the zones.
+    pub nr_boost_reclaim: u64,
+    pub zone_boosts: Vec<i64>,
+    /// Per node (4.12 on): balance_pgdat calls in a row that reclaimed
+    /// nothing (pgdat->kswapd_failures), and what this call reclaimed.
+    pub failures: u32,
+    pub call_reclaimed: u64,
 }
 
 impl Kswapd {
@@ -161,9 +172,17 @@ impl Kswapd {
             resume_from: 0,
             resume_end: None,
             end_zone: 0,
+            nr_boost_reclaim: 0,
+            zone_boosts: Vec::new(),
+            failures: 0,
+            call_reclaimed: 0,
         }
     }
 }
+
+/// MAX_RECLAIM_RETRIES: balance_pgdat calls without progress after which
+/// kswapd leaves a node to direct reclaim (4.12 on).
+const MAX_RECLAIM_RETRIES: u32 = 16;
 
 #[inline]
 fn is_file_lru(lru: usize) -> bool {
@@ -807,7 +826,13 @@ impl Kernel {
                 if self.mm.zones[zi].all_unreclaimable && prio != DEF_PRIORITY {
                     continue;
                 }
+                let before = sc.nr_reclaimed;
                 self.shrink_zone(ctx, prio, zi, &mut sc);
+                if sc.nr_reclaimed > before {
+                    // Progress on the node makes it worth kswapd's while again.
+                    let n = self.mm.zones[zi].node;
+                    self.kswapd[n].failures = 0;
+                }
                 if self.kt[ctx.pid as usize].request_wait {
                     // Sleep in get_request_wait (the queue has no free
                     // request) and go on from here: this zone if its scan
@@ -972,9 +997,22 @@ impl Kernel {
         if !self.sched.is_sleeping(pid) || ks.state == KsState::Balancing {
             return;
         }
-        let low = self.mm.zones[zi].wmark_low;
-        if self.mm.zone_watermark_ok_safe(zi, order, low, 0, 0) {
-            return;
+        if self.k.kswapd_balance == KswapdBalance::NodeAnyZone {
+            // A hopeless node is left to direct reclaim; a balanced one
+            // is not woken unless boosted (pgdat_watermark_boosted, 5.0 on).
+            // `classzone` is the request's highest zone type: the node's
+            // zones up to it.
+            let zones = self.node_zones(node);
+            let boosted = zones.iter().any(|&z| self.mm.zones[z].watermark_boost > 0);
+            let cz = zones.iter().filter(|&&z| self.mm.zones[z].zt <= classzone).count().saturating_sub(1);
+            if self.kswapd[node].failures >= MAX_RECLAIM_RETRIES || (self.pgdat_balanced(node, order, cz) && !boosted) {
+                return;
+            }
+        } else {
+            let low = self.mm.zones[zi].wmark_low;
+            if self.mm.zone_watermark_ok_safe(zi, order, low, 0, 0) {
+                return;
+            }
         }
         if self.trace.on(Tp::MmVmscanWakeupKswapd) {
             let rec = TraceRec::WakeupKswapd { nid: node as u32, zid: self.mm.zones[zi].zt as u32, order: order as u32, gfp_flags: gfp };
@@ -993,6 +1031,11 @@ impl Kernel {
     fn sleeping_prematurely(&self, node: usize, order: usize, remaining: bool, classzone: usize) -> bool {
         if remaining {
             return true;
+        }
+        if self.k.kswapd_balance == KswapdBalance::NodeAnyZone {
+            // prepare_kswapd_sleep (4.12 on): a hopeless node, or a
+            // balanced one.
+            return self.kswapd[node].failures < MAX_RECLAIM_RETRIES && !self.pgdat_balanced(node, order, classzone);
         }
         let zones = self.node_zones(node);
         let mut balanced = 0u64;
@@ -1093,11 +1136,54 @@ impl Kernel {
         ks.total_scanned = 0;
         ks.nr_reclaimed = 0;
         ks.may_writepage = true;
+        ks.call_reclaimed = 0;
         self.mm.vm.inc(Ev::Pageoutrun);
+        self.snapshot_boost(node);
+    }
+
+    /// balance_pgdat's start (5.0 on): the boosts of the node's zones up to
+    /// the classzone, the pages boosted reclaim is to free for them.
+    fn snapshot_boost(&mut self, node: usize) {
+        if self.mm.watermark_boost_factor == 0 {
+            return;
+        }
+        let zones = self.node_zones(node);
+        let cz = self.kswapd[node].classzone;
+        let boosts: Vec<i64> = zones
+            .iter()
+            .enumerate()
+            .map(|(i, &zi)| if i <= cz { self.mm.zones[zi].watermark_boost } else { 0 })
+            .collect();
+        let sum: i64 = boosts.iter().sum();
+        let ks = &mut self.kswapd[node];
+        ks.nr_boost_reclaim = sum.max(0) as u64;
+        ks.zone_boosts = boosts;
+    }
+
+    /// balance_pgdat's end (5.0 on): the boosts it began with come off the
+    /// zones (boosts added meanwhile stay, for the next balance).
+    fn end_boost(&mut self, node: usize) {
+        let ks = &mut self.kswapd[node];
+        ks.nr_boost_reclaim = 0;
+        let boosts = std::mem::take(&mut ks.zone_boosts);
+        if boosts.iter().all(|&b| b == 0) {
+            return;
+        }
+        let zones = self.node_zones(node);
+        for (&zi, &b) in zones.iter().zip(boosts.iter()) {
+            if b > 0 {
+                let z = &mut self.mm.zones[zi];
+                z.watermark_boost -= z.watermark_boost.min(b);
+                z.apply_boost();
+            }
+        }
     }
 
     /// One priority iteration of balance_pgdat (3.1).
     fn balance_pgdat_pass(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        if self.k.kswapd_balance == KswapdBalance::NodeAnyZone {
+            return self.balance_pgdat_node_pass(node, ctx);
+        }
         let zones = self.node_zones(node);
         let (order, classzone) = (self.kswapd[node].order, self.kswapd[node].classzone);
         let prio = self.kswapd[node].prio;
@@ -1159,37 +1245,7 @@ impl Kernel {
             // are not shrunk again.
             let shrunk_already = i - 1 < self.kswapd[node].resume_from;
             if !shrunk_already && !self.mm.zone_watermark_ok_safe(zi, order, z.wmark_high + gap, end_zt, 0) {
-                self.shrink_zone(ctx, prio, zi, &mut sc);
-                let (nr_slab, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, gfp::GFP_KERNEL, lru_pages, true);
-                sc.nr_reclaimed += slab_pages;
-                self.kswapd[node].total_scanned += sc.nr_scanned;
-                if nr_slab == 0 && !self.zone_reclaimable(zi) {
-                    self.mm.zones[zi].all_unreclaimable = true;
-                }
-                if self.kt[ctx.pid as usize].request_wait {
-                    // A write met a queue with no free request: kswapd
-                    // sleeps (get_request_wait) and then goes on with this
-                    // pass: this zone's scan where it stopped (zone_resume),
-                    // the zones before it not shrunk again.
-                    let next_from = if self.kt[ctx.pid as usize].zone_resume.is_some() { i - 1 } else { i };
-                    let ks = &mut self.kswapd[node];
-                    ks.nr_reclaimed = sc.nr_reclaimed;
-                    if let Some(next) = self.take_request_wait(ctx) {
-                        self.kswapd[node].resume_from = next_from;
-                        self.kswapd[node].resume_end = Some((end_zone, lru_pages));
-                        return next;
-                    }
-                    self.kt[ctx.pid as usize].zone_resume = None;
-                }
-                // throttle_vm_writeout at the end of this zone's
-                // shrink_zone: kswapd sleeps and goes on with the pass. (3.0
-                // sleeps before this zone's shrink_slab and its
-                // all_unreclaimable test; here they come first, a timing
-                // difference only.)
-                if let Some(next) = self.take_vm_throttle(ctx, gfp::GFP_KERNEL) {
-                    self.kswapd[node].nr_reclaimed = sc.nr_reclaimed;
-                    self.kswapd[node].resume_from = i;
-                    self.kswapd[node].resume_end = Some((end_zone, lru_pages));
+                if let Some(next) = self.kswapd_shrink_zone(ctx, node, prio, &mut sc, lru_pages, (zi, i - 1, end_zone)) {
                     return next;
                 }
             }
@@ -1267,6 +1323,176 @@ impl Kernel {
         Next::Run
     }
 
+    /// kswapd shrinks zone `zi`, at position `here` of a pass that ends at
+    /// `end`, and its slab caches, counts what it scanned, and flags the
+    /// zone all_unreclaimable when nothing there can be freed. Then a write
+    /// that met a queue with no free request makes kswapd sleep
+    /// (get_request_wait) and go on with the pass, this zone's scan where
+    /// it stopped (zone_resume) or else the next zone, the zones before not
+    /// shrunk again; throttle_vm_writeout at the end of the zone's
+    /// shrink_zone sleeps and goes on with the next zone. (3.0 sleeps before
+    /// this zone's shrink_slab and its all_unreclaimable test; here they
+    /// come first, a timing difference only.)
+    fn kswapd_shrink_zone(&mut self, ctx: &mut Ctx, node: usize, prio: i32, sc: &mut ScanControl, lru_pages: u64, at: (usize, usize, usize)) -> Option<Next> {
+        let (zi, here, end) = at;
+        self.shrink_zone(ctx, prio, zi, sc);
+        let (nr_slab, slab_pages) = self.shrink_slab(ctx, sc.nr_scanned, gfp::GFP_KERNEL, lru_pages, true);
+        sc.nr_reclaimed += slab_pages;
+        self.kswapd[node].total_scanned += sc.nr_scanned;
+        if nr_slab == 0 && !self.zone_reclaimable(zi) {
+            self.mm.zones[zi].all_unreclaimable = true;
+        }
+        let reclaimed = sc.nr_reclaimed;
+        let pid = ctx.pid as usize;
+        if self.kt[pid].request_wait {
+            let next_from = if self.kt[pid].zone_resume.is_some() { here } else { here + 1 };
+            self.kswapd[node].nr_reclaimed = reclaimed;
+            if let Some(next) = self.take_request_wait(ctx) {
+                self.kswapd[node].resume_from = next_from;
+                self.kswapd[node].resume_end = Some((end, lru_pages));
+                return Some(next);
+            }
+            self.kt[pid].zone_resume = None;
+        }
+        if let Some(next) = self.take_vm_throttle(ctx, gfp::GFP_KERNEL) {
+            self.kswapd[node].nr_reclaimed = reclaimed;
+            self.kswapd[node].resume_from = here + 1;
+            self.kswapd[node].resume_end = Some((end, lru_pages));
+            return Some(next);
+        }
+        None
+    }
+
+    /// pgdat_balanced (4.12 on): some zone at or below the classzone (a
+    /// position among the node's zones) meets its high mark, the
+    /// classzone's protection included; a node without such a zone needs
+    /// no balancing.
+    fn pgdat_balanced(&self, node: usize, order: usize, classzone: usize) -> bool {
+        let zones = self.node_zones(node);
+        if zones.is_empty() {
+            return true;
+        }
+        let cz = classzone.min(zones.len() - 1);
+        let cz_zt = self.mm.zones[zones[cz]].zt;
+        let mut any = false;
+        for &zi in &zones[..=cz] {
+            let z = &self.mm.zones[zi];
+            if z.present == 0 {
+                continue;
+            }
+            any = true;
+            if self.mm.zone_watermark_ok_safe(zi, order, z.wmark_high, cz_zt, 0) {
+                return true;
+            }
+        }
+        !any
+    }
+
+    /// One priority iteration of balance_pgdat, 4.12 to 6.1
+    /// (kswapd_balance = "node-any-zone"): done when some zone up to the
+    /// classzone meets its high mark; otherwise shrink the zones up to the
+    /// classzone (4.8's node LRU, here each zone's lists at the priority),
+    /// and raise the priority only when the pass scanned fewer pages than
+    /// the zones' high marks add up to, or reclaimed nothing. With a
+    /// watermark boost to reclaim (5.0 on) it reclaims without writeback or
+    /// swap, no further than DEF_PRIORITY - 2, while the node is balanced.
+    fn balance_pgdat_node_pass(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        let zones = self.node_zones(node);
+        if zones.is_empty() {
+            return self.balance_done(node, ctx);
+        }
+        let order = self.kswapd[node].order;
+        let cz = self.kswapd[node].classzone.min(zones.len() - 1);
+        let resumed = self.kswapd[node].resume_end.take();
+        if resumed.is_none() {
+            let balanced = self.pgdat_balanced(node, order, cz);
+            if !balanced && self.kswapd[node].nr_boost_reclaim > 0 {
+                // Short of its (boosted) marks: reclaim without the boost,
+                // from DEF_PRIORITY; the marks stay boosted until the end.
+                let ks = &mut self.kswapd[node];
+                ks.nr_boost_reclaim = 0;
+                ks.prio = DEF_PRIORITY;
+            }
+            if balanced && self.kswapd[node].nr_boost_reclaim == 0 {
+                return self.balance_done(node, ctx);
+            }
+            let ks = &mut self.kswapd[node];
+            ks.resume_from = 0;
+            ks.total_scanned = 0;
+            ks.nr_reclaimed = 0;
+        }
+        let boosting = self.kswapd[node].nr_boost_reclaim > 0;
+        let prio = self.kswapd[node].prio;
+        let mut sc = self.kswapd_sc(node);
+        sc.may_writepage = !boosting || prio < DEF_PRIORITY - 2;
+        sc.may_swap = !boosting;
+        sc.nr_reclaimed = self.kswapd[node].nr_reclaimed;
+        // kswapd_shrink_node: each zone's high mark, at least a batch.
+        sc.nr_to_reclaim = zones[..=cz]
+            .iter()
+            .map(|&zi| (self.mm.zones[zi].wmark_high.max(0) as u64).max(SWAP_CLUSTER_MAX))
+            .sum();
+        let lru_pages: u64 = match resumed {
+            Some((_, l)) => l,
+            None => zones[..=cz].iter().map(|&zi| self.zone_reclaimable_pages(zi)).sum(),
+        };
+        let from = self.kswapd[node].resume_from;
+        if resumed.is_none() {
+            // kswapd_age_node: the anonymous lists age whatever the boost.
+            for &zi in &zones[..=cz] {
+                if self.mm.zones[zi].present > 0 && self.inactive_anon_is_low(zi) {
+                    let age = self.kswapd_sc(node);
+                    self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, &age, false);
+                }
+            }
+        }
+        for i in from..=cz {
+            let zi = zones[i];
+            if self.mm.zones[zi].present == 0 {
+                continue;
+            }
+            sc.nr_scanned = 0;
+            if let Some(next) = self.kswapd_shrink_zone(ctx, node, prio, &mut sc, lru_pages, (zi, i, cz)) {
+                return next;
+            }
+        }
+        let reclaimed = sc.nr_reclaimed;
+        let ks = &mut self.kswapd[node];
+        let scanned = ks.total_scanned;
+        ks.resume_from = 0;
+        ks.nr_reclaimed = 0;
+        ks.total_scanned = 0;
+        ks.call_reclaimed += reclaimed;
+        if reclaimed > 0 {
+            ks.failures = 0;
+        }
+        if ks.order > 0 && ks.call_reclaimed >= 2u64 << ks.order {
+            // compact_gap: enough for the order; balance at order 0.
+            ks.order = 0;
+        }
+        let mut raise = scanned < sc.nr_to_reclaim;
+        if boosting {
+            if prio == DEF_PRIORITY - 2 {
+                raise = false;
+            }
+            ks.nr_boost_reclaim -= ks.nr_boost_reclaim.min(reclaimed);
+            if ks.nr_boost_reclaim > 0 && reclaimed == 0 {
+                // No progress for a boost: IO cannot be queued; give up.
+                return self.balance_done(node, ctx);
+            }
+        }
+        if raise || reclaimed == 0 {
+            ks.prio -= 1;
+        }
+        if ks.prio < 1 {
+            if ks.call_reclaimed == 0 {
+                ks.failures += 1;
+            }
+            return self.balance_done(node, ctx);
+        }
+        Next::Run
+    }
+
     fn kswapd_sc(&self, node: usize) -> ScanControl {
         let ks = &self.kswapd[node];
         ScanControl {
@@ -1285,6 +1511,7 @@ impl Kernel {
 
     /// balance_pgdat returned balanced: kswapd_try_to_sleep's first half.
     fn balance_done(&mut self, node: usize, ctx: &mut Ctx) -> Next {
+        self.end_boost(node);
         let (order, cz) = (self.kswapd[node].order, self.kswapd[node].classzone);
         if !self.sleeping_prematurely(node, order, false, cz) {
             self.kswapd[node].state = KsState::Napping;
@@ -1541,6 +1768,121 @@ mod tests {
         let under_wb = pages.iter().filter(|&&p| k.mm.pages.test(p, PG_WRITEBACK)).count();
         let throttle = k.kt[ctx.pid as usize].throttle.is_some();
         (k.zs(zi, Zs::NrVmscanWrite), k.zs(zi, Zs::NrVmscanImmediate), under_wb, throttle)
+    }
+
+    /// A one-node 6.1-like kernel (era 4.11 with 5.0's boost and 4.12's
+    /// kswapd balance): one DMA32 zone of 8192 pages, 64 reserved.
+    fn boot_61(boost_factor: u64) -> Kernel {
+        let spec = json!({
+            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
+                "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 8192}], "reserved_pages": 64}],
+                "distance": [[10]],
+                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
+            "kernel": {"name": "k", "era": "4.11", "zlc": "none", "pcp_sizing": "zone-low", "new_anon_lru": "inactive",
+                       "kswapd_balance": "node-any-zone", "watermark_boost_factor": boost_factor},
+            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1, "stride": 4096}});
+        Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_watermark_boost_adds_a_pageblock_up_to_the_factor_of_the_high_mark() {
+        // 8192 pages: min_free_kbytes sqrt(32768 KiB x 16) = 724 KiB, 181
+        // pages; 4.11's gap max(181 / 4, 8192 x 10 / 10000) = 45: marks
+        // 181 / 226 / 271. A pageblock is 512 pages (order 9).
+        let mut k = boot_61(15000);
+        let z = &k.mm.zones[0];
+        assert_eq!((z.wmark_min, z.wmark_low, z.wmark_high), (181, 226, 271));
+        // max_boost = 271 x 15000 / 10000 = 406, at least a pageblock: 512.
+        assert!(k.mm.boost_watermark(0));
+        assert!(k.mm.boost_watermark(0));
+        let z = &k.mm.zones[0];
+        assert_eq!(z.watermark_boost, 512, "the boost outgrew max(pageblock, 150% of high)");
+        assert_eq!((z.wmark_min, z.wmark_low, z.wmark_high), (181 + 512, 226 + 512, 271 + 512));
+        assert_eq!(z.wmark_base, [181, 226, 271], "the boost changed _watermark[]");
+        // 100000 / 10000 of high is 2710 pages: six pageblocks reach it.
+        let mut k = boot_61(100_000);
+        for _ in 0..8 {
+            k.mm.boost_watermark(0);
+        }
+        assert_eq!(k.mm.zones[0].watermark_boost, 2710);
+        // Without the sysctl (every era before 5.0) nothing is boosted.
+        let mut k = boot_61(0);
+        assert!(!k.mm.boost_watermark(0));
+        assert_eq!(k.mm.zones[0].wmark_high, 271);
+    }
+
+    #[test]
+    fn a_boosted_zone_wakes_kswapd_at_its_next_allocation_though_its_marks_are_met() {
+        for factor in [0u64, 15000] {
+            let mut k = boot_61(factor);
+            let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+            let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+            // A fallback below a pageblock set the zone's flag (steal_suitable_fallback).
+            if k.mm.boost_watermark(0) {
+                k.mm.zones[0].boosted_wmark = true;
+            }
+            let before = k.mm.vm.get(Ev::KswapdWake);
+            assert!(matches!(k.alloc_pages(&mut ctx, gfp::GFP_HIGHUSER_MOVABLE, 0, 0), crate::page_alloc::AllocRes::Page(..)));
+            let woke = k.mm.vm.get(Ev::KswapdWake) - before;
+            assert_eq!(woke, u64::from(factor > 0), "factor {factor}: kswapd wakes only for a boost, the zone being far above its marks");
+            assert!(!k.mm.zones[0].boosted_wmark, "the flag outlived the wake");
+        }
+    }
+
+    #[test]
+    fn boosted_reclaim_neither_writes_nor_swaps_and_its_end_takes_the_boost_off() {
+        let mut k = boot_61(15000);
+        let ks = k.sched.tasks.iter().position(|t| matches!(t.kind, TaskKind::Kswapd(_))).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: ks, ..Default::default() };
+        k.mm.boost_watermark(0);
+        k.begin_balance(0, &mut ctx);
+        assert_eq!(k.kswapd[0].nr_boost_reclaim, 512);
+        // The node meets its boosted marks (the zone is nearly all free), so
+        // this is boosted reclaim: may_swap and may_writepage are off, and
+        // with nothing on the file lists a pass frees nothing and gives up.
+        let _ = k.balance_pgdat_pass(0, &mut ctx);
+        assert_eq!((k.mm.vm.get(Ev::Pswpout), k.zs(0, Zs::NrVmscanWrite)), (0, 0));
+        let z = &k.mm.zones[0];
+        assert_eq!((z.watermark_boost, z.wmark_high), (0, 271), "balance_pgdat's end left the boost on");
+        assert_eq!(k.kswapd[0].nr_boost_reclaim, 0);
+        // A boost added while kswapd balanced stays for the next balance.
+        k.begin_balance(0, &mut ctx);
+        k.mm.boost_watermark(0);
+        let _ = k.balance_pgdat_pass(0, &mut ctx);
+        assert_eq!(k.mm.zones[0].watermark_boost, 512, "a boost added during the balance was taken off");
+    }
+
+    #[test]
+    fn node_balance_is_met_by_any_zone_up_to_the_classzone() {
+        // Two zones: DMA32 nearly empty, NORMAL full of free pages. 3.x's
+        // kswapd works until both meet their marks; 4.12's stops when one does.
+        let spec = json!({
+            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
+                "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 4096}, {"name": "NORMAL", "present_pages": 4096}],
+                           "reserved_pages": 64}],
+                "distance": [[10]],
+                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
+                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
+            "kernel": {"name": "k", "era": "4.11", "zlc": "none", "kswapd_balance": "node-any-zone"},
+            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1, "stride": 4096}});
+        let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
+        assert!(k.pgdat_balanced(0, 0, 1));
+        // Empty DMA32's free lists (the pages go to the census as kernel pages).
+        let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
+        let mut ctx = Ctx { cpu: 0, node: 0, pid: user, ..Default::default() };
+        while k.mm.zones[0].free_pages > 10 {
+            match k.mm.buffered_rmqueue(&mut ctx, 0, 0, crate::mm::MIGRATE_MOVABLE) {
+                Some(p) => {
+                    k.mm.pages.flags[p as usize] = crate::page::PG_KERNEL;
+                }
+                None => break,
+            }
+        }
+        assert!(k.pgdat_balanced(0, 0, 1), "NORMAL alone meets its mark: the node is balanced");
+        assert!(!k.pgdat_balanced(0, 0, 0), "DMA32 alone, empty, met its mark");
+        assert!(!k.sleeping_prematurely(0, 0, false, 1));
+        assert!(k.sleeping_prematurely(0, 0, false, 0));
     }
 
     #[test]

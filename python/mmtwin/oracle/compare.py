@@ -56,7 +56,7 @@ _TWIN_NUMA = {"numa_hit": "numa_hit", "numa_miss": "numa_miss", "numa_foreign": 
 WMARK_RECOMPUTE = "WMARK_RECOMPUTE=1\n"
 # The guest's sysctls the twin's kernel takes as they are (names as the twin's kernel specification has them).
 _TWIN_SYSCTLS = ("dirty_ratio", "dirty_background_ratio", "dirty_expire_centisecs", "dirty_writeback_centisecs",
-                 "swappiness", "vfs_cache_pressure", "min_unmapped_ratio", "min_slab_ratio")
+                 "swappiness", "vfs_cache_pressure", "min_unmapped_ratio", "min_slab_ratio", "watermark_boost_factor")
 # The twin's stand-in for the guest's virtio disk: QEMU serves it from the host's page cache
 # (cache=unsafe), so it has no seek; 6.1's virtio-blk has a queue of 256 and requests of up to
 # 1280 KiB, with mq-deadline. Its rate and access time are set per run from the guest's own
@@ -253,7 +253,7 @@ def compare(doc: dict[str, Any], twin: dict[str, Any], tolerance: float = 0.05) 
         row = {"node": z["node"], "zone": z["zone"], "managed": z["managed"]}
         # 6.1 prints each watermark with the zone's watermark boost added (min_wmark_pages() and the
         # rest: _watermark[] + watermark_boost); a fragmenting fallback before the snapshot may have set
-        # one. The twin has no boost: compare the watermarks under it.
+        # one. The twin's zones report _watermark[] (its boost apart): compare the watermarks under it.
         boost = z.get("boost") or 0
         if boost:
             row["boost"] = boost
