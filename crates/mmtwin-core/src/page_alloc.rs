@@ -171,7 +171,7 @@ impl Kernel {
                             // wakes kswapd, even where the node meets its marks.
                             self.mm.zones[zi].boosted_wmark = false;
                             let zt = self.mm.zones[zi].zt;
-                            self.wakeup_kswapd(ctx, zi, 0, zt, g);
+                            self.wakeup_kswapd(ctx, zi, 0, zt, 0);
                         }
                         return Some((p, zi));
                     }

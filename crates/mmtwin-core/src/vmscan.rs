@@ -1003,9 +1003,12 @@ impl Kernel {
             // `classzone` is the request's highest zone type: the node's
             // zones up to it.
             let zones = self.node_zones(node);
-            let boosted = zones.iter().any(|&z| self.mm.zones[z].watermark_boost > 0);
-            let cz = zones.iter().filter(|&&z| self.mm.zones[z].zt <= classzone).count().saturating_sub(1);
-            if self.kswapd[node].failures >= MAX_RECLAIM_RETRIES || (self.pgdat_balanced(node, order, cz) && !boosted) {
+            let eligible = zones.iter().filter(|&&z| self.mm.zones[z].zt <= classzone).count();
+            if eligible == 0 {
+                return;
+            }
+            let boosted = zones[..eligible].iter().any(|&z| self.mm.zones[z].watermark_boost > 0);
+            if self.kswapd[node].failures >= MAX_RECLAIM_RETRIES || (self.pgdat_balanced(node, order, eligible - 1) && !boosted) {
                 return;
             }
         } else {
@@ -1438,8 +1441,9 @@ impl Kernel {
         };
         let from = self.kswapd[node].resume_from;
         if resumed.is_none() {
-            // kswapd_age_node: the anonymous lists age whatever the boost.
-            for &zi in &zones[..=cz] {
+            // kswapd_age_node: the anonymous lists age whatever the boost,
+            // every zone of the node whatever the classzone.
+            for &zi in &zones {
                 if self.mm.zones[zi].present > 0 && self.inactive_anon_is_low(zi) {
                     let age = self.kswapd_sc(node);
                     self.shrink_active_list(ctx, zi, SWAP_CLUSTER_MAX, &age, false);
@@ -1476,15 +1480,13 @@ impl Kernel {
                 raise = false;
             }
             ks.nr_boost_reclaim -= ks.nr_boost_reclaim.min(reclaimed);
-            if ks.nr_boost_reclaim > 0 && reclaimed == 0 {
-                // No progress for a boost: IO cannot be queued; give up.
-                return self.balance_done(node, ctx);
-            }
         }
-        if raise || reclaimed == 0 {
+        // No progress for a boost (IO cannot be queued): the loop ends.
+        let give_up = boosting && ks.nr_boost_reclaim > 0 && reclaimed == 0;
+        if !give_up && (raise || reclaimed == 0) {
             ks.prio -= 1;
         }
-        if ks.prio < 1 {
+        if give_up || ks.prio < 1 {
             if ks.call_reclaimed == 0 {
                 ks.failures += 1;
             }
@@ -1518,6 +1520,13 @@ impl Kernel {
             return Next::Sleep { until: Some(ctx.clock() + self.jiffies_ns(self.hz / 10)), wq: Some(Wq::Kswapd(node)), io: false };
         }
         self.mm.vm.inc(Ev::KswapdHighWmarkHitQuickly);
+        if self.k.kswapd_balance == KswapdBalance::NodeAnyZone {
+            // kswapd() reads the order asked for since (0 if none) for the
+            // next balance_pgdat, and keeps its classzone.
+            let ks = &mut self.kswapd[node];
+            ks.order = ks.max_order;
+            ks.max_order = 0;
+        }
         self.begin_balance(node, ctx);
         Next::Run
     }
@@ -1846,6 +1855,8 @@ mod tests {
         let z = &k.mm.zones[0];
         assert_eq!((z.watermark_boost, z.wmark_high), (0, 271), "balance_pgdat's end left the boost on");
         assert_eq!(k.kswapd[0].nr_boost_reclaim, 0);
+        // A balance that freed nothing counts toward a hopeless node.
+        assert_eq!(k.kswapd[0].failures, 1);
         // A boost added while kswapd balanced stays for the next balance.
         k.begin_balance(0, &mut ctx);
         k.mm.boost_watermark(0);
