@@ -217,6 +217,8 @@ def test_invalid_toml_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
          "policy.slab_allocator: 'slob' is not allowed; expected 'slab' or 'slub'"),
         (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nnew_anon_lru = "both"'),
          "policy.new_anon_lru: 'both' is not allowed; expected 'active' or 'inactive'"),
+        (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nmin_free_kbytes_max = 131072'),
+         "policy.min_free_kbytes_max: 131072 is not allowed; expected 65536 or 262144"),
         (TEST_BASE.replace('zlc = "none"', 'zlc = "none"\nkswapd_balance = "node"'),
          "policy.kswapd_balance: 'node' is not allowed; expected 'per-zone' or 'node-any-zone'"),
         (TEST_BASE + "\n[sysctl]\nwatermark_boost_factor = -1\n",

@@ -49,7 +49,7 @@ def test_full_scale_zone_pages(fixture_presets: Path) -> None:
         "watermark_boost_factor": 0,  # no boost before 5.0
         # the 3.0 writeback-from-reclaim behaviour (seed 004's series off), 3.x's kswapd
         "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
-        "reclaim_invalidate": False, "kswapd_balance": "per-zone",
+        "reclaim_invalidate": False, "kswapd_balance": "per-zone", "min_free_kbytes_max": 65536,
     }
     assert spec["machine"]["storage"] is None  # no [storage] table
     assert spec["machine"]["cost"] == {
@@ -233,7 +233,7 @@ KERNEL_3_0 = {
     "swappiness": 60, "min_unmapped_ratio": 1, "min_slab_ratio": 5, "vfs_cache_pressure": 100,
     "watermark_boost_factor": 0,
     "direct_fs_writeback": True, "kswapd_fs_writeback": "always", "reclaim_throttle_dirty": False,
-    "reclaim_invalidate": False, "kswapd_balance": "per-zone",
+    "reclaim_invalidate": False, "kswapd_balance": "per-zone", "min_free_kbytes_max": 65536,
 }
 
 

@@ -623,6 +623,8 @@ class Policy(StrictModel):
     # kswapd's balance rules: "per-zone" (3.0/3.1: every zone to its high mark, restart on progress) or
     # "node-any-zone" (4.12+, 6.1: balanced when any eligible zone meets its high mark; docs/presets.md)
     kswapd_balance: Literal["per-zone", "node-any-zone"] = "per-zone"
+    # the ceiling of the boot-time min_free_kbytes: 65536 KiB to 5.6, 262144 from 5.7
+    min_free_kbytes_max: Literal[65536, 262144] = 65536
     reclaim_throttle_dirty: bool = False  # patch 6/8
     reclaim_invalidate: bool = False  # patch 7/8
 

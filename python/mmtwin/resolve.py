@@ -412,6 +412,7 @@ def kernel_spec(kernel: Kernel, page_size: int | None = None) -> dict[str, Any]:
         "direct_fs_writeback": kernel.policy.direct_fs_writeback,
         "kswapd_fs_writeback": kernel.policy.kswapd_fs_writeback,
         "kswapd_balance": kernel.policy.kswapd_balance,
+        "min_free_kbytes_max": kernel.policy.min_free_kbytes_max,
         "reclaim_throttle_dirty": kernel.policy.reclaim_throttle_dirty,
         "reclaim_invalidate": kernel.policy.reclaim_invalidate,
         **{name: getattr(s, name) for name in SYSCTL_LIMITS},

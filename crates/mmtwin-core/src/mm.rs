@@ -525,7 +525,7 @@ impl Mm {
             free_diff: vec![0; ncpus * nzones],
             next_vmstat_refresh: 1_000_000_000,
         };
-        mm.setup_watermarks(k.min_free_kbytes, k.lowmem_reserve_ratio.as_deref(), k.pcp_sizing);
+        mm.setup_watermarks(k.min_free_kbytes, k.min_free_kbytes_max, k.lowmem_reserve_ratio.as_deref(), k.pcp_sizing);
         mm.refresh_zone_stat_thresholds();
         mm.free_all_bootmem(spec);
         mm
@@ -542,14 +542,14 @@ impl Mm {
 
     /// setup_per_zone_pages_min (2.6.18) / setup_per_zone_wmarks (3.x, 4.x),
     /// setup_per_zone_lowmem_reserve and zone_batchsize.
-    fn setup_watermarks(&mut self, min_free_kbytes: Option<u64>, ratio: Option<&[u64]>, pcp: crate::spec::PcpSizing) {
+    fn setup_watermarks(&mut self, min_free_kbytes: Option<u64>, mfk_max: u64, ratio: Option<&[u64]>, pcp: crate::spec::PcpSizing) {
         let kib_per_page = self.page_size / 1024;
         let lowmem: u64 = self.zones.iter().filter(|z| z.zt < ZONE_HIGHMEM).map(|z| z.present).sum();
         // init_per_zone_pages_min: nr_free_buffer_pages() at boot, when every
         // zone's high watermark is still 0, is the lowmem total.
         let mfk = min_free_kbytes.unwrap_or_else(|| {
             let lowmem_kbytes = lowmem * kib_per_page;
-            isqrt(lowmem_kbytes * 16).clamp(128, 65536)
+            isqrt(lowmem_kbytes * 16).clamp(128, mfk_max)
         });
         self.min_free_kbytes = mfk;
         let pages_min = mfk / kib_per_page;

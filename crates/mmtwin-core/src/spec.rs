@@ -532,6 +532,11 @@ pub struct KernelSpec {
     pub zlc_reconsider: bool,
     #[serde(default)]
     pub min_free_kbytes: Option<u64>,
+    /// The ceiling of the boot-time min_free_kbytes (init_per_zone_wmark_min,
+    /// calculate_min_free_kbytes): 65536 KiB to 5.6, 262144 from 5.7
+    /// ("mm/page_alloc: increase default min_free_kbytes bound").
+    #[serde(default = "d65536")]
+    pub min_free_kbytes_max: u64,
     #[serde(default)]
     pub zone_reclaim_mode: Option<u32>,
     #[serde(default)]
@@ -599,6 +604,9 @@ pub struct KernelSpec {
 }
 fn d1() -> u64 {
     1
+}
+fn d65536() -> u64 {
+    65536
 }
 fn d5() -> u64 {
     5
@@ -1169,6 +1177,12 @@ impl Spec {
             if v > max {
                 return Err(SpecError::new(format!("kernel.{name}"), format!("{v} is not allowed; 0 to {max}")));
             }
+        }
+        if k.min_free_kbytes_max != 65536 && k.min_free_kbytes_max != 262_144 {
+            return Err(SpecError::new(
+                "kernel.min_free_kbytes_max",
+                format!("{} is not allowed; 65536 (to 5.6) or 262144 (5.7 on)", k.min_free_kbytes_max),
+            ));
         }
         if k.watermark_boost_factor > 0 && (!k.era.has_migratetypes() || k.kswapd_balance != KswapdBalance::NodeAnyZone) {
             return Err(SpecError::new(

@@ -52,6 +52,21 @@ fn uma_watermarks_and_counters_are_exact() {
 }
 
 #[test]
+fn min_free_kbytes_is_capped_at_64_mib_before_5_7_and_256_mib_after() {
+    // 300 GiB of low memory in 64 KiB pages: isqrt(300 GiB in KiB x 16) =
+    // 70944 KiB, over 4.11's ceiling (65536) and under 5.7's (262144).
+    let m = machine(1, 1, json!([{"name": "DMA32", "present_pages": 300u64 << 14}]), 0, 65536);
+    let mut v = spec(m, "4.11", "none", 65536, 1);
+    let boot = |v: &Value| Kernel::boot(&parse(&v.to_string()).expect("valid spec")).expect("boot").mm.min_free_kbytes;
+    assert_eq!(boot(&v), 65536);
+    v["kernel"]["min_free_kbytes_max"] = json!(262144);
+    assert_eq!(boot(&v), 70944);
+    v["kernel"]["min_free_kbytes_max"] = json!(100000);
+    let err = parse(&v.to_string()).err().expect("an unknown ceiling is refused");
+    assert!(err.to_string().contains("kernel.min_free_kbytes_max: 100000 is not allowed"), "{err}");
+}
+
+#[test]
 fn spill_to_the_next_node_counts_numa_miss_and_foreign() {
     let m = machine(2, 1, json!([{"name": "NORMAL", "present_pages": 2048}]), 0, 4096);
     let r = run(&spec(m, "2.6.18", "none", 3000 * 4096, 1));
