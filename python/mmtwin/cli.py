@@ -1281,7 +1281,7 @@ def oracle_compare_cmd(
                                                help="Set a sysctl in the guest (and so in the twin, for min_free_kbytes, "
                                                     "lowmem_reserve_ratio, zone_reclaim_mode and the vm sysctls it has: dirty "
                                                     "ratios and intervals, swappiness, vfs_cache_pressure, min_unmapped_ratio, "
-                                                    "min_slab_ratio) before the workload (repeatable)."),
+                                                    "min_slab_ratio, watermark_boost_factor) before the workload (repeatable)."),
     tolerance: float = typer.Option(0.05, "--tolerance", metavar="FRACTION",
                                     help="How far the twin's held counters may be from the real ones (default 0.05)."),
     max_cpus: int = _O_MAX_CPUS,
