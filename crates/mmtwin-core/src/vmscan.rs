@@ -1779,19 +1779,26 @@ mod tests {
         (k.zs(zi, Zs::NrVmscanWrite), k.zs(zi, Zs::NrVmscanImmediate), under_wb, throttle)
     }
 
-    /// A one-node 6.1-like kernel (era 4.11 with 5.0's boost and 4.12's
-    /// kswapd balance): one DMA32 zone of 8192 pages, 64 reserved.
-    fn boot_61(boost_factor: u64) -> Kernel {
+    /// A one-node machine without disks (`cpus` CPUs, `zones`, 64 pages
+    /// reserved), booted with `kernel`, for a memory hog of one page.
+    fn one_node(cpus: u32, zones: serde_json::Value, kernel: serde_json::Value) -> Kernel {
         let spec = json!({
             "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
-                "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 8192}], "reserved_pages": 64}],
+                "nodes": [{"cpus": cpus, "zones": zones, "reserved_pages": 64}],
                 "distance": [[10]],
                 "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
                          "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
-            "kernel": {"name": "k", "era": "4.11", "zlc": "none", "pcp_sizing": "zone-low", "new_anon_lru": "inactive",
-                       "kswapd_balance": "node-any-zone", "watermark_boost_factor": boost_factor},
-            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1, "stride": 4096}});
+            "kernel": kernel,
+            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1}});
         Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap()
+    }
+
+    /// A one-node 6.1-like kernel (era 4.11 with 5.0's boost and 4.12's
+    /// kswapd balance): one DMA32 zone of 8192 pages, 64 reserved.
+    fn boot_61(boost_factor: u64) -> Kernel {
+        one_node(2, json!([{"name": "DMA32", "present_pages": 8192}]),
+            json!({"name": "k", "era": "4.11", "zlc": "none", "pcp_sizing": "zone-low", "new_anon_lru": "inactive",
+                   "kswapd_balance": "node-any-zone", "watermark_boost_factor": boost_factor}))
     }
 
     #[test]
@@ -1868,16 +1875,8 @@ mod tests {
     fn node_balance_is_met_by_any_zone_up_to_the_classzone() {
         // Two zones: DMA32 nearly empty, NORMAL full of free pages. 3.x's
         // kswapd works until both meet their marks; 4.12's stops when one does.
-        let spec = json!({
-            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
-                "nodes": [{"cpus": 2, "zones": [{"name": "DMA32", "present_pages": 4096}, {"name": "NORMAL", "present_pages": 4096}],
-                           "reserved_pages": 64}],
-                "distance": [[10]],
-                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
-                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
-            "kernel": {"name": "k", "era": "4.11", "zlc": "none", "kswapd_balance": "node-any-zone"},
-            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1, "stride": 4096}});
-        let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
+        let mut k = one_node(2, json!([{"name": "DMA32", "present_pages": 4096}, {"name": "NORMAL", "present_pages": 4096}]),
+            json!({"name": "k", "era": "4.11", "zlc": "none", "kswapd_balance": "node-any-zone"}));
         assert!(k.pgdat_balanced(0, 0, 1));
         // Empty DMA32's free lists (the pages go to the census as kernel pages).
         let user = k.sched.tasks.iter().position(|t| t.kind == TaskKind::User).unwrap() as u32;
@@ -2097,15 +2096,8 @@ mod tests {
     /// below percpu_drift_mark. kswapd awake lowers the threshold.
     #[test]
     fn free_pages_drift_per_cpu_until_folded() {
-        let spec = json!({
-            "machine": {"name": "box", "page_size": 4096, "cache_line": 64, "hz": 250,
-                "nodes": [{"cpus": 24, "zones": [{"name": "DMA32", "present_pages": 131072}], "reserved_pages": 64}],
-                "distance": [[10]],
-                "cost": {"fault_ns": 1500, "clear_ns_per_kib": 60, "clear_remote_ns_per_kib": 90, "line_miss_ns": 90,
-                         "line_hit_ns": 1, "buddy_page_ns": 30, "user_store_ns": 80}},
-            "kernel": {"name": "k", "era": "3.0", "zlc": "after-first-zone"},
-            "workload": {"kind": "memhog", "bytes": 4096, "threads": 1}});
-        let mut k = Kernel::boot(&crate::spec::parse(&spec.to_string()).unwrap()).unwrap();
+        let mut k = one_node(24, json!([{"name": "DMA32", "present_pages": 131072}]),
+            json!({"name": "k", "era": "3.0", "zlc": "after-first-zone"}));
         let z = &k.mm.zones[0];
         // 2 x fls(24) x (1 + fls(512 MiB / 128 MiB)) = 40; (low - min) / 24 = 7.
         assert_eq!((z.normal_threshold, z.pressure_threshold, z.stat_threshold), (40, 7, 40));
