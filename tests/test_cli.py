@@ -130,6 +130,41 @@ def test_reproduce_prints_everything_and_exits_1_when_a_claim_fails(
     assert set(data["median_error_pct"]["base"]) == {"sys", "user", "real"}
 
 
+def test_reproduce_iterations_with_fake_engine(capsys: pytest.CaptureFixture[str], fake_engine: None) -> None:
+    """--iterations N runs every cell N times with derived seeds; the fake engine ignores the seed, so the
+    iterations are reported as identical (never as a spread of zero), and each claim says it held in N of N
+    or 0 of N iterations, as it does on the mean table."""
+    from mmtwin.iterations import IDENTICAL_LINE, iteration_seeds
+
+    code, out, err = call(capsys, "reproduce", "zonelist-cache", "--jobs", "1", "--iterations", "2")
+    assert code == 1, err
+    assert "Simulated (seconds, Amean of 2 iterations)" in out and IDENTICAL_LINE in out
+    assert "Claims (judged on the Amean of 2 iterations)" in out
+    assert "    iterations held in 2 of 2; per cell min..max: (38,19) " in out  # C2 holds in the fake
+    assert "    iterations held in 0 of 2; per cell min..max: (12,1) " in out  # C1 does not
+    assert "verdict: 3 of 6 claims held in the simulation" in out
+    code, out, _ = call(capsys, "reproduce", "zonelist-cache", "--jobs", "1", "--iterations", "2", "--json")
+    data = json.loads(out)
+    assert data["iterations"]["n"] == 2 and data["iterations"]["identical"] is True
+    assert data["iterations"]["seeds"] == iteration_seeds(1, 2)
+    assert [c["held_iterations"] for c in data["claims"]] == [0, 2, 2, 2, 0, 0]
+    assert all(r[k][col] == 0 for r in data["iterations"]["stddev"] for k in ("base", "new")
+               for col in ("sys", "user", "real"))
+
+
+def test_reproduce_iterations_refused_where_not_supported(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = call(capsys, "reproduce", "zlcfirst", "--iterations", "2")
+    assert code == 2
+    assert err.strip() == ("mmtwin: error: --iterations: 2 is not allowed for zlcfirst; "
+                           "only zonelist-cache repeats its runs (give it by name)")
+    code, _, err = call(capsys, "reproduce", "--iterations", "3")
+    assert code == 2 and "not allowed for reclaim-writeback, zlcfirst;" in err
+    code, _, err = call(capsys, "reproduce", "zonelist-cache", "--iterations", "0")
+    assert code == 2 and "--iterations: 0 is not allowed; expected an integer 1..1000" in err
+    code, _, err = call(capsys, "reproduce", "zonelist-cache", "--iterations", "2", "--output-dir", str(tmp_path / "t"))
+    assert code == 2 and "--iterations: 2 is not allowed with --output-dir" in err
+
+
 def test_reproduce_list_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(capsys, "reproduce", "--list")
     assert code == 0
@@ -440,6 +475,29 @@ def test_reproduce_zonelist_cache_at_reduced_scale(tmp_path: Path) -> None:
     # determinism across worker counts
     again = run_cli("reproduce", "zonelist-cache", "--scale", "0.05", "--json", "--jobs", "1")
     assert again.stdout == proc.stdout
+
+
+@requires_engine
+def test_reproduce_zonelist_cache_iterations_real_engine() -> None:
+    """Two iterations at 2% scale: the seed moves the hog's placement, so the iterations differ; each cell
+    printed is the Amean of the iterations' cells, and the spread is their population Stddev."""
+    proc = run_cli("reproduce", "zonelist-cache", "--scale", "0.02", "--iterations", "2", "--json", "--jobs", "2")
+    assert proc.returncode in (0, 1), proc.stderr
+    data = json.loads(proc.stdout)
+    its = data["iterations"]
+    assert its["n"] == 2 and its["identical"] is False
+    first, second = its["cells"]
+    assert first != second
+    for mean, a, b, sd in zip(data["cells"], first, second, its["stddev"]):
+        for kernel in ("base", "new"):
+            for col in ("sys", "user", "real"):
+                x, y = a[kernel][col], b[kernel][col]
+                assert mean[kernel][col] == pytest.approx((x + y) / 2)
+                assert sd[kernel][col] == pytest.approx(abs(x - y) / 2, abs=1e-4)
+    for cl in data["claims"]:
+        assert 0 <= cl["held_iterations"] <= 2
+        if cl["id"] == "C2":  # a ratio of means lies between the iterations' ratios
+            assert all(r["min"] - 0.01 <= r["value"] <= r["max"] + 0.01 for r in cl["simulated"]), cl
 
 
 @requires_engine

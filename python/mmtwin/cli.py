@@ -809,6 +809,13 @@ def reproduce(
     proc_at: Optional[str] = typer.Option(None, "--proc-at", metavar="TIMES", help=PROC_AT_HELP),
     proc_every: Optional[str] = typer.Option(None, "--proc-every", metavar="TIME", help=PROC_EVERY_HELP),
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
+    iterations: int = typer.Option(
+        1, "--iterations", metavar="N",
+        help="Run every cell N times: iteration 0 with the experiment's seed, the others with seeds derived from it "
+        "(SplitMix64, docs/sweep.md); the table shows each cell's Amean with its Stddev, the claims are judged on the "
+        "Amean and say in how many iterations each held alone. zonelist-cache only, so far (the other "
+        "reproductions refuse N > 1).",
+    ),
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
 
@@ -834,6 +841,16 @@ def reproduce(
         raise MmtwinError("--experiment needs a reproduction name")
     if full and scale is not None:
         raise MmtwinError("--full and --scale: give one of them (--full is --scale 1)")
+    from mmtwin import iterations as its_mod
+
+    if its_mod.check_iterations(iterations) > 1:
+        refused = [r.name for r in chosen if not r.iterations]
+        if refused:
+            raise MmtwinError(f"--iterations: {iterations} is not allowed for {', '.join(refused)}; "
+                              "only zonelist-cache repeats its runs (give it by name)")
+        if output_dir is not None:
+            raise MmtwinError(f"--iterations: {iterations} is not allowed with --output-dir; "
+                              "a results tree holds one run of each cell (--iterations 1)")
     plot = _plot_dir(_dir_option(plot_text, "--plot"))
     proc = _proc_options(proc_at, proc_every, proc_max, output_dir, None)
     _output_dir(output_dir)
@@ -843,7 +860,8 @@ def reproduce(
     for r in chosen:
         chosen_scale = Fraction(1) if full else (_scale(scale) if scale is not None else r.default_scale)
         options = repro.Options(
-            scale=chosen_scale, jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment
+            scale=chosen_scale, jobs=_jobs(jobs), check=check, json=json_out, plot_dir=plot, experiment=experiment,
+            iterations=iterations,
         )
         if output_dir is not None:
             from mmtwin.results import capture_engine_runs

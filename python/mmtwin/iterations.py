@@ -13,10 +13,12 @@ SplitMix64 (Steele, Lea and Flood, 2014) started at that seed::
 so neighbouring seeds (a sweep over ``seed=1,2``) do not share iterations.
 
 What varies. The engine's one source of variation is the seed's SplitMix64
-(crates/mmtwin-core/src/sched.rs), read only by the memory hog: where jiffies
-stand when it starts, and, on a machine with fork_balance "ia64-2.6.18", the
-shell's CPU, the timer ticks' phase and which idle CPU pulls a thread, and
-when. Every other workload is byte-identical from one seed to the next.
+(crates/mmtwin-core/src/sched.rs), read by two workloads only: the memory
+hog (where jiffies stand when it starts, and, on a machine with
+fork_balance "ia64-2.6.18", the shell's CPU, the timer ticks' phase and
+which idle CPU pulls a thread, and when) and fs_mark (the wall clock at
+time 0, which decides each iteration's first subdirectory). Every other
+workload is byte-identical from one seed to the next.
 Whether iterations differ is measured, never
 assumed: the deterministic part of each result (everything but ``perf``) is
 hashed, and iterations with equal hashes are reported as identical instead of

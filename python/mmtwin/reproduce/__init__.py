@@ -24,6 +24,7 @@ class Options:
     json: bool = False
     plot_dir: Path | None = None
     experiment: str | None = None  # experiment name or path; None = the reproduction's own
+    iterations: int = 1  # runs of each cell, seeds derived from the experiment's (mmtwin.iterations)
 
 
 @dataclass
@@ -47,6 +48,9 @@ class Reproduction:
     # Whether `mmtwin reproduce` without a NAME runs it; one too slow for
     # that runs by name only.
     in_all: bool = True
+    # Whether it takes --iterations N > 1 (repeats each run with derived
+    # seeds and judges the claims on the means).
+    iterations: bool = False
 
 
 def format_claims(
@@ -55,10 +59,11 @@ def format_claims(
     figure: "Callable[[dict[str, Any]], str]",
     sep: str,
     rule_extra: "Callable[[dict[str, Any]], str]" = lambda cl: "",
+    extra: "Callable[[dict[str, Any]], list[str]]" = lambda cl: [],
 ) -> str:
     """The claims block every reproduction prints: verdict, rule, the
     published and simulated figures (an x marks a figure that misses the
-    rule), and the verdict line."""
+    rule), any ``extra`` lines of the claim, and the verdict line."""
     lines = []
     for cl in claims:
         verdict = "HELD" if cl["held"] else "NOT HELD"
@@ -68,6 +73,7 @@ def format_claims(
             figs = sep.join(f"{figure(r)} {r['value']:.2f}{'' if r['ok'] else ' x'}" for r in cl[label])
             held = cl["held_published"] if label == "published" else cl["held"]
             lines.append(f"    {label:<9} {'held' if held else 'not held':<8} {figs}")
+        lines += [f"    {x}" for x in extra(cl)]
     n_held = sum(1 for cl in claims if cl["held"])
     lines.append(f"verdict: {n_held} of {len(claims)} claims held in the simulation")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ reference, on the published ones).
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ from typing import Any
 
 from mmtwin import engine
 from mmtwin import experiment as experiments
+from mmtwin import iterations as its_mod
 from mmtwin.errors import MmtwinError
-from mmtwin.reports.seedtable import Cell, Times, cell_errors, format_beside, format_errors, format_seed_table, median_errors
+from mmtwin.reports.seedtable import (Cell, Times, cell_errors, format_beside, format_errors, format_seed_table, median_errors,
+                                      short_name)
 from mmtwin.reproduce import Options, Outcome, Reproduction, format_claims
 
 EXPERIMENT = "zonelist-cache"
@@ -245,11 +248,18 @@ def cells_from_results(runs: Sequence[experiments.PlannedRun], results: Sequence
 
 
 def _format_claims(claims: Sequence[dict[str, Any]]) -> str:
+    def spread(cl: dict[str, Any]) -> list[str]:
+        if "held_iterations" not in cl:
+            return []
+        ranges = ", ".join(f"({r['size_gb']},{r['threads']}) {r['min']:.2f}..{r['max']:.2f}" for r in cl["simulated"])
+        return [f"iterations held in {cl['held_iterations']} of {cl['iterations']}; per cell min..max: {ranges}"]
+
     return format_claims(
         claims,
         figure=lambda r: f"({r['size_gb']},{r['threads']})",
         sep=", ",
         rule_extra=lambda cl: f"; figure per cell: {cl['figure']}",
+        extra=spread,
     )
 
 
@@ -258,6 +268,66 @@ def _cell_json(c: Cell) -> dict[str, Any]:
         return {"sys": x.sys, "user": x.user, "real": x.real}
 
     return {"size_gb": c.size_gb, "threads": c.threads, "base": t(c.base), "new": t(c.new)}
+
+
+def _amean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _stddev(xs: Sequence[float]) -> float:
+    """Over the population, as MMTests computed it before June 2017."""
+    m = _amean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def mean_cells(per_iteration: Sequence[Sequence[Cell]]) -> list[Cell]:
+    """Each cell's Amean over the iterations (every iteration has the same cells, in order)."""
+    out = []
+    for same in zip(*per_iteration):
+        def t(kernel: str) -> Times:
+            ts = [getattr(c, kernel) for c in same]
+            return Times(_amean([x.sys for x in ts]), _amean([x.user for x in ts]), _amean([x.real for x in ts]))
+
+        out.append(Cell(same[0].size_gb, same[0].threads, t("base"), t("new")))
+    return out
+
+
+def spread_rows(per_iteration: Sequence[Sequence[Cell]]) -> list[dict[str, Any]]:
+    """Per cell and kernel, the population stddev of sys, user and real over the iterations."""
+    rows = []
+    for same in zip(*per_iteration):
+        row: dict[str, Any] = {"size_gb": same[0].size_gb, "threads": same[0].threads}
+        for kernel in ("base", "new"):
+            ts = [getattr(c, kernel) for c in same]
+            row[kernel] = {col: round(_stddev([getattr(x, col) for x in ts]), 4) for col in ("sys", "user", "real")}
+        rows.append(row)
+    return rows
+
+
+def format_spread(rows: Sequence[dict[str, Any]], base: str, new: str, decimals: int) -> str:
+    w = 8
+    lines = [
+        f"{'':>13}{base:>{2 * w}}  {new:>{2 * w}}",
+        f"{'GBs':>4} {'N':>4}   " + "".join(f"{h:>{w}}" for h in ("sys", "real")) + "  "
+        + "".join(f"{h:>{w}}" for h in ("sys", "real")),
+    ]
+    for r in rows:
+        cols = [r["base"]["sys"], r["base"]["real"], r["new"]["sys"], r["new"]["real"]]
+        f = [f"{v:>{w}.{decimals + 1}f}" for v in cols]
+        lines.append(f"{r['size_gb']:>4} {r['threads']:>4}   {f[0]}{f[1]}  {f[2]}{f[3]}")
+    return "\n".join(lines) + "\n"
+
+
+def with_iterations(claims: list[dict[str, Any]], per_iteration: Sequence[Sequence[Cell]]) -> None:
+    """Add to each claim (judged on the mean cells) in how many iterations its rule
+    held on that iteration's own table, and each simulated figure's range over them."""
+    alone = [evaluate(cells) for cells in per_iteration]
+    for j, cl in enumerate(claims):
+        cl["iterations"] = len(alone)
+        cl["held_iterations"] = sum(1 for a in alone if a[j]["held"])
+        for k, row in enumerate(cl["simulated"]):
+            vals = [a[j]["simulated"][k]["value"] for a in alone]
+            row["min"], row["max"] = min(vals), max(vals)
 
 
 def run(options: Options) -> Outcome:
@@ -271,14 +341,30 @@ def run(options: Options) -> Outcome:
     base, new = (k.name for k in loaded.kernels)
     planned = experiments.plan(loaded, scale=options.scale, check=options.check)
     check_cells([(p.size_gb, p.threads) for p in planned if p.kernel == base], loaded.where)
+    n_its = its_mod.check_iterations(options.iterations)
     started = time.perf_counter()
-    results = engine.run_many([p.spec for p in planned], options.jobs, label=f"reproduce {exp.name}")
-    perf = engine.perf_line(results, time.perf_counter() - started)
-    cells = cells_from_results(planned, results, base, new)
+    label = f"reproduce {exp.name}"
+    if n_its == 1:
+        results = engine.run_many([p.spec for p in planned], options.jobs, label=label)
+        per_iteration = [cells_from_results(planned, results, base, new)]
+        every = results
+        its: list[its_mod.Iterated] = []
+    else:
+        its = its_mod.run_iterations([p.spec for p in planned], n_its, options.jobs, label=label)
+        per_iteration = [cells_from_results(planned, [it.results[i] for it in its], base, new) for i in range(n_its)]
+        results = [it.first for it in its]
+        every = [r for it in its for r in it.results]
+    perf = engine.perf_line(every, time.perf_counter() - started)
+    cells = per_iteration[0] if n_its == 1 else mean_cells(per_iteration)
     claims = evaluate(cells)
+    if n_its > 1:
+        with_iterations(claims, per_iteration)
     oom_runs = [
         f"{p.kernel} ({p.size_gb} GB, {p.threads} threads)" for p, r in zip(planned, results) if r.get("sim", {}).get("oom")
     ]
+    for p, it in zip(planned, its):
+        oom_runs += [f"{p.kernel} ({p.size_gb} GB, {p.threads} threads), seed {s}"
+                     for s, r in list(zip(it.seeds, it.results))[1:] if r.get("sim", {}).get("oom")]
     held = all(cl["held"] for cl in claims)
     scale = float(options.scale)
     errors = cell_errors(PUBLISHED, cells)
@@ -299,6 +385,15 @@ def run(options: Options) -> Outcome:
         "held": held,
         "oom_runs": oom_runs,
     }
+    identical = n_its > 1 and all(it.identical for it in its)
+    if n_its > 1:
+        data["iterations"] = {
+            "n": n_its,
+            "seeds": its[0].seeds,
+            "identical": identical,
+            "cells": [[_cell_json(c) for c in cs] for cs in per_iteration],
+            "stddev": spread_rows(per_iteration),
+        }
     if options.plot_dir is not None:
         from mmtwin.reports import plots
 
@@ -308,14 +403,24 @@ def run(options: Options) -> Outcome:
     if options.json:
         return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
     decimals = 0 if options.scale == 1 else 2
+    amean = "" if n_its == 1 else f", Amean of {n_its} iterations"
     parts = [
         f"{exp.name}: {exp.description}",
         f"seed document {exp.seed_document or SEED_DOCUMENT}; machine {loaded.machine.name}; "
-        f"kernels {base} (baseline), {new}; seed {exp.seed}; scale {scale:g}; {len(planned)} runs",
+        f"kernels {base} (baseline), {new}; seed {exp.seed}; scale {scale:g}; {len(planned) * n_its} runs",
         "",
-        "Simulated (seconds)",
+        f"Simulated (seconds{amean})",
         format_seed_table(cells, base, new, decimals),
-        f"Published (seed {SEED_DOCUMENT[:3]}) beside simulated"
+    ]
+    if n_its > 1:
+        parts.append(its_mod.seeds_line(its[0].seeds, exp.seed))
+        if identical:
+            parts.append(its_mod.IDENTICAL_LINE + "\n")
+        else:
+            parts += [f"Spread over the {n_its} iterations (Stddev, seconds)",
+                      format_spread(data["iterations"]["stddev"], short_name(base, base), short_name(new, base), decimals)]
+    parts += [
+        f"Published (seed {SEED_DOCUMENT[:3]}) beside simulated{amean}"
         + ("" if options.scale == 1 else f" (simulated at scale {scale:g}: absolute times are not comparable, percentages are)"),
         format_beside(PUBLISHED, cells, base, new, decimals),
         *(
@@ -323,7 +428,7 @@ def run(options: Options) -> Outcome:
             if options.scale == 1
             else ["Cell errors: at full scale only (absolute times scale with --scale)\n"]
         ),
-        "Claims",
+        "Claims" + ("" if n_its == 1 else f" (judged on the Amean of {n_its} iterations)"),
         _format_claims(claims),
     ]
     if oom_runs:
@@ -336,4 +441,5 @@ REPRODUCTION = Reproduction(
     description="Seed 003: memory hog on the 28-node Altix, 2.6.18-mm3 with and without the zonelist cache",
     experiment=EXPERIMENT,
     run=run,
+    iterations=True,
 )
