@@ -811,10 +811,10 @@ def reproduce(
     proc_max: Optional[int] = typer.Option(None, "--proc-max", metavar="N", help=PROC_MAX_HELP),
     iterations: int = typer.Option(
         1, "--iterations", metavar="N",
-        help="Run every cell N times: iteration 0 with the experiment's seed, the others with seeds derived from it "
-        "(SplitMix64, docs/sweep.md); the table shows each cell's Amean with its Stddev, the claims are judged on the "
-        "Amean and say in how many iterations each held alone. zonelist-cache only, so far (the other "
-        "reproductions refuse N > 1).",
+        help="Run every run N times: iteration 0 with the experiment's seed, the others with seeds derived from it "
+        "(SplitMix64, docs/sweep.md); the tables show each figure's Amean and its Stddev, the claims are judged on the "
+        "Amean and say in how many iterations each held alone. Not zlcfirst (its MMTests reports are per run), "
+        "nor with --output-dir.",
     ),
 ) -> None:
     """Run a published experiment, print it beside the published figures and judge each claim.
@@ -846,8 +846,9 @@ def reproduce(
     if its_mod.check_iterations(iterations) > 1:
         refused = [r.name for r in chosen if not r.iterations]
         if refused:
+            allowed = ", ".join(n for n in sorted(reg) if reg[n].iterations)
             raise MmtwinError(f"--iterations: {iterations} is not allowed for {', '.join(refused)}; "
-                              "only zonelist-cache repeats its runs (give it by name)")
+                              f"only {allowed} repeat their runs (give one by name)")
         if output_dir is not None:
             raise MmtwinError(f"--iterations: {iterations} is not allowed with --output-dir; "
                               "a results tree holds one run of each cell (--iterations 1)")

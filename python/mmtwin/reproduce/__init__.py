@@ -59,11 +59,11 @@ def format_claims(
     figure: "Callable[[dict[str, Any]], str]",
     sep: str,
     rule_extra: "Callable[[dict[str, Any]], str]" = lambda cl: "",
-    extra: "Callable[[dict[str, Any]], list[str]]" = lambda cl: [],
 ) -> str:
     """The claims block every reproduction prints: verdict, rule, the
     published and simulated figures (an x marks a figure that misses the
-    rule), any ``extra`` lines of the claim, and the verdict line."""
+    rule), after --iterations the iterations it held in and each simulated
+    figure's range over them (``add_iteration_counts``), and the verdict line."""
     lines = []
     for cl in claims:
         verdict = "HELD" if cl["held"] else "NOT HELD"
@@ -73,10 +73,25 @@ def format_claims(
             figs = sep.join(f"{figure(r)} {r['value']:.2f}{'' if r['ok'] else ' x'}" for r in cl[label])
             held = cl["held_published"] if label == "published" else cl["held"]
             lines.append(f"    {label:<9} {'held' if held else 'not held':<8} {figs}")
-        lines += [f"    {x}" for x in extra(cl)]
+        if "held_iterations" in cl:
+            ranges = sep.join(f"{figure(r)} {r['min']:.2f}..{r['max']:.2f}" for r in cl["simulated"])
+            lines.append(f"    iterations held in {cl['held_iterations']} of {cl['iterations']}; min..max: {ranges}")
     n_held = sum(1 for cl in claims if cl["held"])
     lines.append(f"verdict: {n_held} of {len(claims)} claims held in the simulation")
     return "\n".join(lines) + "\n"
+
+
+def add_iteration_counts(claims: "list[dict[str, Any]]", alone: "Sequence[Sequence[dict[str, Any]]]") -> None:
+    """``claims`` were judged on the Amean of some iterations, ``alone`` holds the same
+    claims judged on each iteration's own figures: add to each claim in how many
+    iterations it held (``held_iterations`` of ``iterations``) and to each simulated
+    figure its ``min`` and ``max`` over the iterations."""
+    for j, cl in enumerate(claims):
+        cl["iterations"] = len(alone)
+        cl["held_iterations"] = sum(1 for a in alone if a[j]["held"])
+        for k, row in enumerate(cl["simulated"]):
+            vals = [a[j]["simulated"][k]["value"] for a in alone]
+            row["min"], row["max"] = min(vals), max(vals)
 
 
 def registry() -> dict[str, Reproduction]:

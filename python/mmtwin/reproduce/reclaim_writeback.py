@@ -15,17 +15,20 @@ than these 60.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from mmtwin import engine
 from mmtwin import experiment as experiments
+from mmtwin import iterations as its_mod
 from mmtwin.errors import MmtwinError
 from mmtwin.reports import ftrace
 from mmtwin.reports import mmtests2011 as mt
-from mmtwin.reproduce import Options, Outcome, Reproduction, format_claims
+from mmtwin.reproduce import Options, Outcome, Reproduction, add_iteration_counts, format_claims
 
 NAME = "reclaim-writeback"
 SEED_DOCUMENT = "004_443c692763cd4ab9.txt"
@@ -207,12 +210,26 @@ def _micro_figures(result: dict[str, Any]) -> dict[str, Any]:
 
 
 PlannedRuns = list[tuple[str, experiments.PlannedRun]]
+FigureTable = dict[tuple[str, str], Figures]
 
 
-def plan_and_run(name: str, experiment_files: Sequence[str], wanted: Sequence[str], options: Options) -> tuple[PlannedRuns, list[dict[str, Any]], str]:
+@dataclass
+class Ran:
+    """What plan_and_run ran: the planned runs, each iteration's results (one list per
+    iteration, in planned order), the perf line and, after --iterations N > 1, the
+    seeds and whether every run came out the same in all iterations."""
+
+    planned: PlannedRuns
+    per_iteration: list[list[dict[str, Any]]]
+    perf: str
+    seeds: list[int]
+    identical: bool
+
+
+def plan_and_run(name: str, experiment_files: Sequence[str], wanted: Sequence[str], options: Options) -> Ran:
     """Refuse --experiment, plan the runs `wanted` of each experiment file (one per filesystem, in
-    FILESYSTEMS order; each must compare KERNELS and have every run wanted) and run them. Returns
-    ((fs, planned run) in order, the results, the perf line)."""
+    FILESYSTEMS order; each must compare KERNELS and have every run wanted) and run them,
+    `options.iterations` times each with seeds derived from the experiment's."""
     if options.experiment is not None:
         raise MmtwinError(
             f"--experiment: {options.experiment!r} is not allowed for {name}; it runs two experiment files "
@@ -229,31 +246,93 @@ def plan_and_run(name: str, experiment_files: Sequence[str], wanted: Sequence[st
             raise MmtwinError(f"{loaded.where}: runs: no {missing[0]}, which {name} needs ({', '.join(wanted)})")
         planned += [(fs, p) for p in experiments.plan(loaded, scale=options.scale, check=options.check)
                     if p.run in set(wanted)]
+    n = its_mod.check_iterations(options.iterations)
+    specs = [p.spec for _, p in planned]
     started = time.perf_counter()
-    results = engine.run_many([p.spec for _, p in planned], options.jobs, label=f"reproduce {name}")
-    return planned, results, engine.perf_line(results, time.perf_counter() - started)
+    if n == 1:
+        results = engine.run_many(specs, options.jobs, label=f"reproduce {name}")
+        return Ran(planned, [results], engine.perf_line(results, time.perf_counter() - started), [], False)
+    its = its_mod.run_iterations(specs, n, options.jobs, label=f"reproduce {name}")
+    every = [r for it in its for r in it.results]
+    return Ran(planned, [[it.results[i] for it in its] for i in range(n)],
+               engine.perf_line(every, time.perf_counter() - started), its[0].seeds, all(it.identical for it in its))
 
 
-def finish(data: dict[str, Any], claims: list[dict[str, Any]], planned: PlannedRuns, results: Sequence[dict[str, Any]],
-           options: Options, perf: str, text: Callable[[], str]) -> Outcome:
-    """The outcome: `data` with the claims, the verdict and the runs that ended in OOM (a run cut
-    short by OOM says nothing about elapsed times or rates, so the verdict is then no), as JSON
-    or as `text()` with a warning naming those runs."""
-    oom_runs = [f"{p.kernel} ({fs} {p.run})" for (fs, p), r in zip(planned, results) if r.get("sim", {}).get("oom")]
+def mean_figures(tables: Sequence[FigureTable]) -> FigureTable:
+    """Each figure's Amean over the iterations' tables."""
+    return {key: {k: {row: sum(t[key][k][row] for t in tables) / len(tables) for row in figs}
+                  for k, figs in kernels.items()}
+            for key, kernels in tables[0].items()}
+
+
+def stddev_figures(tables: Sequence[FigureTable], rows: Sequence[str]) -> FigureTable:
+    """Each of `rows`' population Stddev over the iterations' tables."""
+    def sd(xs: list[float]) -> float:
+        m = sum(xs) / len(xs)
+        return round(math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)), 4)
+
+    return {key: {k: {row: sd([t[key][k][row] for t in tables]) for row in rows} for k in kernels}
+            for key, kernels in tables[0].items()}
+
+
+def judge(ran: Ran, tables: Sequence[FigureTable], evaluate_fn: Callable[[FigureTable], list[dict[str, Any]]]
+          ) -> tuple[FigureTable, list[dict[str, Any]]]:
+    """The figures the report shows (the one run's, or the Amean of the iterations') and the
+    claims judged on them, with each claim's count of iterations it held in alone."""
+    if len(tables) == 1:
+        return tables[0], evaluate_fn(tables[0])
+    mean = mean_figures(tables)
+    claims = evaluate_fn(mean)
+    add_iteration_counts(claims, [evaluate_fn(t) for t in tables])
+    return mean, claims
+
+
+def iterations_text(ran: Ran, tables: Sequence[FigureTable], rows: Sequence[str], label: Callable[[str, str], str],
+                    widths: tuple[int, int, int]) -> list[str]:
+    """After --iterations N > 1: the seeds, then either the line saying every run came out the
+    same or each configuration's Stddev of `rows` per kernel."""
+    n = len(ran.per_iteration)
+    if n == 1:
+        return []
+    out = ["", its_mod.seeds_line(ran.seeds, ran.seeds[0])]
+    if ran.identical:
+        return out + [its_mod.IDENTICAL_LINE]
+    sd = stddev_figures(tables, rows)
+    out.append(f"Stddev over the {n} iterations")
+    label_w, row_w, width = widths
+    for (fs, cfg), kernels in sd.items():
+        for row in rows:
+            out.append(f"{label(fs, cfg):<{label_w}}{row:<{row_w}}" + "".join(f"{kernels[k][row]:>{width}.2f}" for k in KERNELS))
+    return out
+
+
+def finish(data: dict[str, Any], claims: list[dict[str, Any]], ran: Ran, options: Options, text: Callable[[], str],
+           tables: Sequence[FigureTable] = (), rows: Sequence[str] = ()) -> Outcome:
+    """The outcome: `data` with the claims, the verdict and the runs that ended in OOM in any
+    iteration (a run cut short by OOM says nothing about elapsed times or rates, so the verdict
+    is then no), as JSON or as `text()` with a warning naming those runs."""
+    oom_runs = []
+    for i, results in enumerate(ran.per_iteration):
+        seed = f", seed {ran.seeds[i]}" if i > 0 else ""
+        oom_runs += [f"{p.kernel} ({fs} {p.run}){seed}" for (fs, p), r in zip(ran.planned, results) if r.get("sim", {}).get("oom")]
     held = all(cl["held"] for cl in claims) and not oom_runs
     data = {**data, "claims": claims, "held": held, "oom_runs": oom_runs}
+    if len(ran.per_iteration) > 1:
+        sd = stddev_figures(tables, rows)
+        data["iterations"] = {
+            "n": len(ran.per_iteration), "seeds": ran.seeds, "identical": ran.identical,
+            "stddev": [{"fs": fs, "config": cfg, "simulated": kernels} for (fs, cfg), kernels in sd.items()],
+        }
     if options.json:
-        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, perf)
+        return Outcome(json.dumps(data, indent=2, sort_keys=True) + "\n", held, data, ran.perf)
     out = text()
     if oom_runs:
         out += f"warning: {len(oom_runs)} run(s) ended in OOM, so the verdict is no: {', '.join(oom_runs)}\n"
-    return Outcome(out, held, data, perf)
+    return Outcome(out, held, data, ran.perf)
 
 
-def run(options: Options) -> Outcome:
-    wanted = [f"{b}-{c}" for b in ("fsmark", "micro") for c in CONFIGS]
-    planned, results, perf = plan_and_run(NAME, [f"{NAME}-{fs}" for fs in FILESYSTEMS], wanted, options)
-    simulated: dict[tuple[str, str], Figures] = {}
+def simulated_figures(planned: PlannedRuns, results: Sequence[dict[str, Any]]) -> tuple[FigureTable, dict[str, list[dict[str, Any]]]]:
+    simulated: FigureTable = {}
     detailed: dict[str, list[dict[str, Any]]] = {"fsmark": [], "micro": []}
     for (fs, p), r in zip(planned, results):
         bench, cfg = p.run.split("-", 1)
@@ -261,10 +340,29 @@ def run(options: Options) -> Outcome:
         figs.update(_figures(r) if bench == "fsmark" else _micro_figures(r))
         if (fs, cfg) == ("xfs", "512M"):
             detailed[bench].append(r)
-    claims = evaluate(simulated)
+    return simulated, detailed
+
+
+def label_of(fs: str, cfg: str) -> str:
+    return f"512M{cfg}-{fs}" if cfg == "1P" else (f"512M-{fs}" if cfg == "512M" else f"512M-{cfg}-{fs}")
+
+
+def run(options: Options) -> Outcome:
+    wanted = [f"{b}-{c}" for b in ("fsmark", "micro") for c in CONFIGS]
+    ran = plan_and_run(NAME, [f"{NAME}-{fs}" for fs in FILESYSTEMS], wanted, options)
+    each = [simulated_figures(ran.planned, results) for results in ran.per_iteration]
+    tables = [t for t, _ in each]
+    simulated, claims = judge(ran, tables, evaluate)
+    detailed = each[0][1]
     scale = float(options.scale)
     data = report_data(NAME, scale, CONFIGS, PUBLISHED, simulated)
-    return finish(data, claims, planned, results, options, perf, lambda: _text(simulated, claims, scale, len(planned), detailed))
+    rows = (FILES, ELAPSED, MMAP)
+
+    def text() -> str:
+        return _text(simulated, claims, scale, len(ran.planned) * len(tables), detailed,
+                     iterations_text(ran, tables, rows, label_of, (14, 22, 26)))
+
+    return finish(data, claims, ran, options, text, tables, rows)
 
 
 def report_data(name: str, scale: float, configs: Sequence[str], published: dict[tuple[str, str], dict[str, tuple[float, ...]]],
@@ -284,11 +382,12 @@ def report_data(name: str, scale: float, configs: Sequence[str], published: dict
 
 
 def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, Any]], scale: float, n: int,
-          detailed: dict[str, list[dict[str, Any]]]) -> str:
+          detailed: dict[str, list[dict[str, Any]]], its_lines: Sequence[str] = ()) -> str:
+    amean = f", Amean of {claims[0]['iterations']} iterations" if claims and "iterations" in claims[0] else ""
     parts = [
         f"{NAME}: seed 004's fs_mark and micro benchmark on the 512M 4-core box (xfs, ext4), {KERNELS[0]} (baseline) vs "
         f"{KERNELS[1]} (patches 1-7) vs {KERNELS[2]} (patches 1-8); dirty_ratio 40; scale {scale:g}; {n} runs",
-        f"Published (seed {SEED_DOCUMENT[:3]}) / simulated"
+        f"Published (seed {SEED_DOCUMENT[:3]}) / simulated{amean}"
         + ("" if scale == 1 else f" (simulated at scale {scale:g}: absolute figures are not comparable)"),
         "",
     ]
@@ -297,7 +396,7 @@ def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, 
     parts.append(head)
     for fs in FILESYSTEMS:
         for cfg in CONFIGS:
-            label = f"512M{cfg}-{fs}" if cfg == "1P" else (f"512M-{fs}" if cfg == "512M" else f"512M-{cfg}-{fs}")
+            label = label_of(fs, cfg)
             for row in (FILES, ELAPSED, MMAP):
                 pub = PUBLISHED[(fs, cfg)][row]
                 sim = [simulated[(fs, cfg)][k][row] for k in KERNELS]
@@ -310,6 +409,7 @@ def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, 
                         cell += f" ({mt._pct('pdiff', sim[0], sim[i]):.2f}%)"
                     cells.append(f"{cell:>{width}}")
                 parts.append(f"{label:<14}{row:<22}" + "".join(cells))
+    parts += list(its_lines)
     x = simulated[("xfs", "512M")]
     pub = _published_figures()[("xfs", "512M")]
     parts.append("")
@@ -322,9 +422,11 @@ def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, 
     labels = list(KERNELS)
     for bench, rs in detailed.items():
         if len(rs) == len(KERNELS) and ftrace.shows_ftrace(rs):
-            parts += ["", f"Simulated FTrace Reclaim Statistics, 512M-xfs {bench} (MMTests 2011 look)",
+            first = " (iteration 0)" if its_lines else ""
+            parts += ["", f"Simulated FTrace Reclaim Statistics, 512M-xfs {bench}{first} (MMTests 2011 look)",
                       ftrace.ftrace_blocks(rs, labels, bench=bench).rstrip("\n")]
-    parts += ["", "Claims", format_claims(claims, figure=lambda r: f"{r['kernel']} {r['figure']}", sep="; ")]
+    judged = f" (judged on the Amean of {claims[0]['iterations']} iterations)" if claims and "iterations" in claims[0] else ""
+    parts += ["", "Claims" + judged, format_claims(claims, figure=lambda r: f"{r['kernel']} {r['figure']}", sep="; ")]
     return "\n".join(parts)
 
 
@@ -337,4 +439,5 @@ REPRODUCTION = Reproduction(
     # reproductions together then take about two minutes on two cores
     # (docs/cli.md); --full for the 512M box.
     default_scale=Fraction(3, 4),
+    iterations=True,
 )

@@ -178,16 +178,27 @@ def evaluate(simulated: dict[tuple[str, str], Figures]) -> list[dict[str, Any]]:
 
 def run(options: Options) -> Outcome:
     wanted = [f"{b}-{c}" for b in ("fsmark", "micro") for c in CONFIGS]
-    planned, results, perf = rw.plan_and_run(NAME, [f"reclaim-writeback-fake8-{fs}" for fs in FILESYSTEMS], wanted, options)
-    simulated: dict[tuple[str, str], Figures] = {}
-    for (fs, p), r in zip(planned, results):
-        bench, cfg = p.run.split("-", 1)
-        figs = simulated.setdefault((fs, cfg), {}).setdefault(p.kernel, {})
-        figs.update(_fsmark_figures(r) if bench == "fsmark" else _micro_figures(r))
-    claims = evaluate(simulated)
+    ran = rw.plan_and_run(NAME, [f"reclaim-writeback-fake8-{fs}" for fs in FILESYSTEMS], wanted, options)
+
+    def figures(results: Sequence[dict[str, Any]]) -> rw.FigureTable:
+        simulated: rw.FigureTable = {}
+        for (fs, p), r in zip(ran.planned, results):
+            bench, cfg = p.run.split("-", 1)
+            figs = simulated.setdefault((fs, cfg), {}).setdefault(p.kernel, {})
+            figs.update(_fsmark_figures(r) if bench == "fsmark" else _micro_figures(r))
+        return simulated
+
+    tables = [figures(results) for results in ran.per_iteration]
+    simulated, claims = rw.judge(ran, tables, evaluate)
     scale = float(options.scale)
     data = rw.report_data(NAME, scale, CONFIGS, PUBLISHED, simulated)
-    return rw.finish(data, claims, planned, results, options, perf, lambda: _text(simulated, claims, scale, len(planned)))
+    its_lines = rw.iterations_text(ran, tables, ROWS, _label, (17, 34, 22))
+    return rw.finish(data, claims, ran, options,
+                     lambda: _text(simulated, claims, scale, len(ran.planned) * len(tables), its_lines), tables, ROWS)
+
+
+def _label(fs: str, cfg: str) -> str:
+    return f"4096M8N-{fs}" if cfg == "4096M8N" else f"4096M8N-{cfg}-{fs}"
 
 
 def _cell(row: str, value: float) -> str:
@@ -196,12 +207,14 @@ def _cell(row: str, value: float) -> str:
     return f"{value:.2f}"
 
 
-def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, Any]], scale: float, n: int) -> str:
+def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, Any]], scale: float, n: int,
+          its_lines: Sequence[str] = ()) -> str:
+    amean = f", Amean of {claims[0]['iterations']} iterations" if claims and "iterations" in claims[0] else ""
     parts = [
         f"{NAME}: seed 004's fs_mark and micro benchmark on the 4-core box booted mem=4096M numa=fake=8 (xfs, ext4), "
         f"{KERNELS[0]} (baseline) vs {KERNELS[1]} (patches 1-7) vs {KERNELS[2]} (patches 1-8); dirty_ratio 40; "
         f"scale {scale:g}; {n} runs",
-        f"Published (seed {SEED_DOCUMENT[:3]}) / simulated"
+        f"Published (seed {SEED_DOCUMENT[:3]}) / simulated{amean}"
         + ("" if scale == 1 else f" (simulated at scale {scale:g}: absolute figures are not comparable)"),
         "",
     ]
@@ -210,14 +223,16 @@ def _text(simulated: dict[tuple[str, str], Figures], claims: Sequence[dict[str, 
     parts.append(head)
     for fs in FILESYSTEMS:
         for cfg in CONFIGS:
-            label = f"4096M8N-{fs}" if cfg == "4096M8N" else f"4096M8N-{cfg}-{fs}"
+            label = _label(fs, cfg)
             for row in ROWS:
                 pub = PUBLISHED[(fs, cfg)][row]
                 cells = "".join(f"{_cell(row, pub[i]) + '/' + _cell(row, simulated[(fs, cfg)][k][row]):>{width}}"
                                 for i, k in enumerate(KERNELS))
                 parts.append(f"{label:<17}{row:<34}{cells}")
-    parts += ["", "Claims", format_claims(claims, figure=lambda r: f"{r['kernel'].removeprefix('3.0-rc6-')} {r['figure']}",
-                                          sep="; ")]
+    judged = f" (judged on the Amean of {claims[0]['iterations']} iterations)" if claims and "iterations" in claims[0] else ""
+    parts += list(its_lines)
+    parts += ["", "Claims" + judged,
+              format_claims(claims, figure=lambda r: f"{r['kernel'].removeprefix('3.0-rc6-')} {r['figure']}", sep="; ")]
     return "\n".join(parts)
 
 
@@ -234,4 +249,5 @@ REPRODUCTION = Reproduction(
     # Even at half scale it takes longer than the other three together:
     # `mmtwin reproduce reclaim-writeback-fake8` runs it.
     in_all=False,
+    iterations=True,
 )

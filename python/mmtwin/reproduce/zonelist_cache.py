@@ -23,7 +23,7 @@ from mmtwin import iterations as its_mod
 from mmtwin.errors import MmtwinError
 from mmtwin.reports.seedtable import (Cell, Times, cell_errors, format_beside, format_errors, format_seed_table, median_errors,
                                       short_name)
-from mmtwin.reproduce import Options, Outcome, Reproduction, format_claims
+from mmtwin.reproduce import Options, Outcome, Reproduction, add_iteration_counts, format_claims
 
 EXPERIMENT = "zonelist-cache"
 SEED_DOCUMENT = "003_5aa5dcf5f94a5787.txt"
@@ -248,18 +248,11 @@ def cells_from_results(runs: Sequence[experiments.PlannedRun], results: Sequence
 
 
 def _format_claims(claims: Sequence[dict[str, Any]]) -> str:
-    def spread(cl: dict[str, Any]) -> list[str]:
-        if "held_iterations" not in cl:
-            return []
-        ranges = ", ".join(f"({r['size_gb']},{r['threads']}) {r['min']:.2f}..{r['max']:.2f}" for r in cl["simulated"])
-        return [f"iterations held in {cl['held_iterations']} of {cl['iterations']}; per cell min..max: {ranges}"]
-
     return format_claims(
         claims,
         figure=lambda r: f"({r['size_gb']},{r['threads']})",
         sep=", ",
         rule_extra=lambda cl: f"; figure per cell: {cl['figure']}",
-        extra=spread,
     )
 
 
@@ -318,18 +311,6 @@ def format_spread(rows: Sequence[dict[str, Any]], base: str, new: str, decimals:
     return "\n".join(lines) + "\n"
 
 
-def with_iterations(claims: list[dict[str, Any]], per_iteration: Sequence[Sequence[Cell]]) -> None:
-    """Add to each claim (judged on the mean cells) in how many iterations its rule
-    held on that iteration's own table, and each simulated figure's range over them."""
-    alone = [evaluate(cells) for cells in per_iteration]
-    for j, cl in enumerate(claims):
-        cl["iterations"] = len(alone)
-        cl["held_iterations"] = sum(1 for a in alone if a[j]["held"])
-        for k, row in enumerate(cl["simulated"]):
-            vals = [a[j]["simulated"][k]["value"] for a in alone]
-            row["min"], row["max"] = min(vals), max(vals)
-
-
 def run(options: Options) -> Outcome:
     loaded = experiments.load(options.experiment or EXPERIMENT)
     exp = loaded.experiment
@@ -358,7 +339,7 @@ def run(options: Options) -> Outcome:
     cells = per_iteration[0] if n_its == 1 else mean_cells(per_iteration)
     claims = evaluate(cells)
     if n_its > 1:
-        with_iterations(claims, per_iteration)
+        add_iteration_counts(claims, [evaluate(cs) for cs in per_iteration])
     oom_runs = [
         f"{p.kernel} ({p.size_gb} GB, {p.threads} threads)" for p, r in zip(planned, results) if r.get("sim", {}).get("oom")
     ]
