@@ -1229,7 +1229,9 @@ impl Queue {
 
     /// Emit one completion per bio of finished request `s` and free it
     /// (`freed_request`). True when the direction became uncongested.
-    fn release(&mut self, dev: usize, s: usize, t: u64, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>, wakes: &mut Vec<(u32, u8)>) -> bool {
+    /// Returns (the member's list stopped being congested, an async request
+    /// was freed with its member's list below the congestion-off threshold).
+    fn release(&mut self, dev: usize, s: usize, t: u64, spp: u64, pfns: &mut Vec<u32>, out: &mut Vec<Completion>, wakes: &mut Vec<(u32, u8)>) -> (bool, bool) {
         let r = &mut self.reqs[s];
         let (base, mut off) = (s * self.maxp, 0);
         for b in base..base + r.nbios as usize {
@@ -1266,7 +1268,8 @@ impl Queue {
         io.sectors[d] += npages * spp;
         io.ticks[d] += j.saturating_sub(born);
         // __freed_request on the member's queue: clear below the off threshold.
-        let edge = self.mcongested[m][l] && self.mcount[m][l] < self.off;
+        let below_off = self.mcount[m][l] < self.off;
+        let edge = self.mcongested[m][l] && below_off;
         self.mcongested[m][l] &= !edge;
         self.congested[l] = self.mcongested.iter().any(|c| c[l]);
         // __freed_request: room below nr_requests clears the full mark and
@@ -1275,7 +1278,7 @@ impl Queue {
             self.mfull[m][l] = false;
             wakes.push((self.base + m as u32, l as u8));
         }
-        edge
+        (edge, below_off && l == 1)
     }
 }
 
@@ -1415,6 +1418,8 @@ pub struct BlockLayer {
     spp: u64,
     nr_congested: [u32; 2],
     edges: u32,
+    /// See [`Self::take_async_clear`].
+    async_clear: bool,
     done_pfns: Vec<u32>,
     fin: Vec<(u64, u32)>,
     /// First request-list id of each device (its member disks follow).
@@ -1448,6 +1453,7 @@ impl BlockLayer {
             spp: u64::from(page_size / 512),
             nr_congested: [0; 2],
             edges: 0,
+            async_clear: false,
             done_pfns: Vec::new(),
             fin: Vec::with_capacity(slots),
             qbase,
@@ -1731,11 +1737,13 @@ impl BlockLayer {
                 }
                 self.fin.sort_unstable();
                 for &(_, s) in &self.fin {
-                    if q.release(qi, s as usize, t, self.spp, &mut self.done_pfns, out, &mut self.wakes) {
+                    let (edge, async_clear) = q.release(qi, s as usize, t, self.spp, &mut self.done_pfns, out, &mut self.wakes);
+                    if edge {
                         let list = if q.reqs[s as usize].sync { Dir::Read } else { Dir::Write };
                         self.nr_congested[list.idx()] -= 1;
                         self.edges |= edge_bit(qi, list);
                     }
+                    self.async_clear |= async_clear;
                 }
                 if touched {
                     q.refresh_next();
@@ -1763,6 +1771,15 @@ impl BlockLayer {
     /// uncongested since the last call (wake `congestion_wait` sleepers).
     pub fn take_uncongested_edges(&mut self) -> u32 {
         std::mem::take(&mut self.edges)
+    }
+
+    /// Whether an async (write) request was freed, since the last call, with
+    /// its member's list below the congestion-off threshold: 3.0's
+    /// __freed_request then calls clear_bdi_congested, which wakes the
+    /// congestion_wait sleepers (congestion_wqh[BLK_RW_ASYNC]) whether or
+    /// not that list, or another member's, was congested.
+    pub fn take_async_clear(&mut self) -> bool {
+        std::mem::take(&mut self.async_clear)
     }
 
     /// Allocated requests of the direction (`rl->count`).
@@ -2527,11 +2544,13 @@ mod tests {
         }
         assert!(b.congested(1, Dir::Write)); // 103 is not below off
         assert_eq!(b.take_uncongested_edges(), 0);
+        assert!(!b.take_async_clear(), "no write freed below 103: nothing wakes congestion_wait");
         b.complete(b.next_completion().unwrap(), &mut out);
         assert_eq!(b.in_flight(1, Dir::Write), 102);
         assert!(!b.congested(1, Dir::Write) && !b.any_congested(Dir::Write));
         assert_eq!(b.take_uncongested_edges(), edge_bit(1, Dir::Write));
         assert_eq!(b.take_uncongested_edges(), 0);
+        assert!(b.take_async_clear() && !b.take_async_clear());
         // Hysteresis: back to 112 stays uncongested, 113 congests again.
         for i in 0..10 {
             b.submit(b.next_completion().unwrap() - 1, 1, Dir::Write, 1000 + 2 * i, &[0], 0);
@@ -2586,6 +2605,9 @@ mod tests {
         b.complete(b.next_completion().unwrap(), &mut out); // disk 0's first and disk 1's
         assert_eq!(out.len(), 2);
         assert!(b.congested(0, Dir::Write), "disk 0 has 3 left: not below off (3)");
+        // __freed_request on disk 1 (0 left, below off) calls clear_bdi_congested,
+        // which wakes the congestion_wait sleepers though md is still congested.
+        assert!(b.take_async_clear());
         out.clear();
         b.complete(b.next_completion().unwrap(), &mut out);
         assert!(!b.congested(0, Dir::Write) && !b.any_congested(Dir::Write));

@@ -284,8 +284,20 @@ impl Kernel {
     }
 
     /// One page of generic_perform_write: find or create the page, copy
-    /// `bytes` into it, dirty it, mark it accessed, and throttle.
+    /// `bytes` into it, dirty it, mark it accessed, and throttle. The task
+    /// is inside a buffered write(): __generic_file_aio_write (ext4) and
+    /// xfs_file_buffered_aio_write set current->backing_dev_info to the
+    /// file's device for it, which lets reclaim in its allocations write to
+    /// that device however congested (may_write_to_queue).
     pub fn write_page(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
+        let pid = ctx.pid as usize;
+        let was = std::mem::replace(&mut self.kt[pid].write_bdi, true);
+        let op = self.write_page_in_write(ctx, ino, index, bytes);
+        self.kt[pid].write_bdi = was;
+        op
+    }
+
+    fn write_page_in_write(&mut self, ctx: &mut Ctx, ino: u32, index: u64, bytes: u64) -> PageOp {
         // ext4_da_write_begin (3.0) starts its handle before it looks for
         // the page, and holds it through the page's allocation and any
         // sleep there, until ext4_da_write_end (jbd2.rs).

@@ -538,15 +538,15 @@ impl Kernel {
             }
         }
         self.completions = out;
-        // __freed_request: every async request freed while its queue is
-        // below the congestion-off threshold calls clear_bdi_congested,
-        // which wakes the congestion_wait sleepers.
-        let mut uncongested = self.blk.take_uncongested_edges() != 0;
+        // __freed_request: every async request freed while its member's
+        // list is below the congestion-off threshold calls
+        // clear_bdi_congested, which wakes the congestion_wait sleepers,
+        // whatever the other lists hold (a sync request's wakes
+        // congestion_wqh[BLK_RW_SYNC], where nobody waits).
+        self.blk.take_uncongested_edges();
+        let uncongested = self.blk.take_async_clear();
         self.wake_request_waiters(now);
         for (dev, w) in woke.iter().enumerate() {
-            if w[1] {
-                uncongested |= !self.blk.congested(dev, Dir::Write);
-            }
             if w[0] {
                 self.retry_pending_reads(now, dev);
             }

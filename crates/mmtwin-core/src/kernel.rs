@@ -42,6 +42,9 @@ pub struct KTask {
     pub bdp: BdpState,
     /// PF_SWAPWRITE (kswapd, zone_reclaim): may write to a congested queue.
     pub swapwrite: bool,
+    /// current->backing_dev_info is the filesystem's device: the task is
+    /// in a buffered write() (filemap.rs write_page).
+    pub write_bdi: bool,
     /// A page-table page was allocated for the next anonymous fault.
     pub pte_ready: bool,
     /// A congestion wait to report when the task runs again.
@@ -325,6 +328,7 @@ impl Kernel {
                 slow: SlowPath::default(),
                 bdp: BdpState::default(),
                 swapwrite: false,
+                write_bdi: false,
                 pte_ready: false,
                 wait: Default::default(),
                 in_fault: false,

@@ -1559,11 +1559,13 @@ pub enum Pageout {
 }
 
 impl Kernel {
-    /// may_write_to_queue: kswapd and zone_reclaim (PF_SWAPWRITE) always may;
-    /// others only when the device is not write-congested.
+    /// may_write_to_queue: kswapd and zone_reclaim (PF_SWAPWRITE) always may,
+    /// and so does a task in a buffered write() to the device it writes
+    /// (bdi == current->backing_dev_info; the filesystem's is the one file
+    /// device); others only when the device is not write-congested.
     fn may_write_to_queue(&self, ctx: &Ctx, p: u32, sc: &ScanControl) -> bool {
         let kt = &self.kt[ctx.pid as usize];
-        if kt.kswapd || kt.swapwrite || sc.order > 3 {
+        if kt.kswapd || kt.swapwrite || kt.write_bdi || sc.order > 3 {
             return true;
         }
         // Swap's backing device is never marked congested in 3.0.
@@ -1719,6 +1721,43 @@ mod tests {
             let under_wb = (0..100).filter(|&i| k.mm.pages.test(k.find_get_page(ino, i).unwrap(), PG_WRITEBACK)).count() as u64;
             assert_eq!(under_wb, want, "{kind} cyclic {cyclic} {hole:?}");
         }
+    }
+
+    #[test]
+    fn a_writer_may_write_to_its_own_congested_device() {
+        // may_write_to_queue (3.0): on a write-congested device only kswapd
+        // (PF_SWAPWRITE) and a task whose current->backing_dev_info is that
+        // device (inside a buffered write()) may call ->writepage; any other
+        // reclaimer keeps the page (PAGE_KEEP, counted as congested).
+        let mut k = boot(0);
+        let (mut ctx, ino) = user_file(&mut k);
+        assert!(matches!(k.write_page(&mut ctx, ino, 0, 4096), crate::filemap::PageOp::Done));
+        let pid = ctx.pid as usize;
+        assert!(!k.kt[pid].write_bdi, "write_page leaves the flag as it found it");
+        let p = k.find_get_page(ino, 0).unwrap();
+        let sc = ScanControl {
+            gfp: gfp::GFP_HIGHUSER_MOVABLE,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr_to_reclaim: 32,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            order: 0,
+            kswapd: false,
+            swappiness: 60,
+        };
+        assert!(k.may_write_to_queue(&ctx, p, &sc), "not congested: anybody may");
+        for i in 0..113u64 {
+            k.blk.submit(0, k.fs.dev, crate::block::Dir::Write, 1000 + 64 * i, &[0], 0);
+        }
+        assert!(k.blk.congested(k.fs.dev, crate::block::Dir::Write));
+        assert!(!k.may_write_to_queue(&ctx, p, &sc), "a reclaimer outside write() keeps the page");
+        k.kt[pid].write_bdi = true;
+        assert!(k.may_write_to_queue(&ctx, p, &sc), "bdi == current->backing_dev_info");
+        k.kt[pid].write_bdi = false;
+        let ks = k.sched.tasks.iter().position(|t| matches!(t.kind, TaskKind::Kswapd(_))).unwrap() as u32;
+        assert!(k.may_write_to_queue(&Ctx { pid: ks, ..ctx }, p, &sc), "kswapd: PF_SWAPWRITE");
     }
 
     #[test]
