@@ -15,7 +15,6 @@ than these 60.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from mmtwin import iterations as its_mod
 from mmtwin.errors import MmtwinError
 from mmtwin.reports import ftrace
 from mmtwin.reports import mmtests2011 as mt
+from mmtwin.reports.mmtests import stat_amean, stat_stddev
 from mmtwin.reproduce import Options, Outcome, Reproduction, add_iteration_counts, format_claims
 
 NAME = "reclaim-writeback"
@@ -260,18 +260,14 @@ def plan_and_run(name: str, experiment_files: Sequence[str], wanted: Sequence[st
 
 def mean_figures(tables: Sequence[FigureTable]) -> FigureTable:
     """Each figure's Amean over the iterations' tables."""
-    return {key: {k: {row: sum(t[key][k][row] for t in tables) / len(tables) for row in figs}
+    return {key: {k: {row: stat_amean([t[key][k][row] for t in tables]) for row in figs}
                   for k, figs in kernels.items()}
             for key, kernels in tables[0].items()}
 
 
 def stddev_figures(tables: Sequence[FigureTable], rows: Sequence[str]) -> FigureTable:
     """Each of `rows`' population Stddev over the iterations' tables."""
-    def sd(xs: list[float]) -> float:
-        m = sum(xs) / len(xs)
-        return round(math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)), 4)
-
-    return {key: {k: {row: sd([t[key][k][row] for t in tables]) for row in rows} for k in kernels}
+    return {key: {k: {row: round(stat_stddev([t[key][k][row] for t in tables]), 4) for row in rows} for k in kernels}
             for key, kernels in tables[0].items()}
 
 

@@ -11,7 +11,6 @@ reference, on the published ones).
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from mmtwin import engine
 from mmtwin import experiment as experiments
 from mmtwin import iterations as its_mod
 from mmtwin.errors import MmtwinError
+from mmtwin.reports.mmtests import stat_amean, stat_stddev
 from mmtwin.reports.seedtable import (Cell, Times, cell_errors, format_beside, format_errors, format_seed_table, median_errors,
                                       short_name)
 from mmtwin.reproduce import Options, Outcome, Reproduction, add_iteration_counts, format_claims
@@ -263,23 +263,13 @@ def _cell_json(c: Cell) -> dict[str, Any]:
     return {"size_gb": c.size_gb, "threads": c.threads, "base": t(c.base), "new": t(c.new)}
 
 
-def _amean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def _stddev(xs: Sequence[float]) -> float:
-    """Over the population, as MMTests computed it before June 2017."""
-    m = _amean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
-
-
 def mean_cells(per_iteration: Sequence[Sequence[Cell]]) -> list[Cell]:
     """Each cell's Amean over the iterations (every iteration has the same cells, in order)."""
     out = []
     for same in zip(*per_iteration):
         def t(kernel: str) -> Times:
             ts = [getattr(c, kernel) for c in same]
-            return Times(_amean([x.sys for x in ts]), _amean([x.user for x in ts]), _amean([x.real for x in ts]))
+            return Times(stat_amean([x.sys for x in ts]), stat_amean([x.user for x in ts]), stat_amean([x.real for x in ts]))
 
         out.append(Cell(same[0].size_gb, same[0].threads, t("base"), t("new")))
     return out
@@ -292,7 +282,7 @@ def spread_rows(per_iteration: Sequence[Sequence[Cell]]) -> list[dict[str, Any]]
         row: dict[str, Any] = {"size_gb": same[0].size_gb, "threads": same[0].threads}
         for kernel in ("base", "new"):
             ts = [getattr(c, kernel) for c in same]
-            row[kernel] = {col: round(_stddev([getattr(x, col) for x in ts]), 4) for col in ("sys", "user", "real")}
+            row[kernel] = {col: round(stat_stddev([getattr(x, col) for x in ts]), 4) for col in ("sys", "user", "real")}
         rows.append(row)
     return rows
 
@@ -399,7 +389,7 @@ def run(options: Options) -> Outcome:
             parts.append(its_mod.IDENTICAL_LINE + "\n")
         else:
             parts += [f"Spread over the {n_its} iterations (Stddev, seconds)",
-                      format_spread(data["iterations"]["stddev"], short_name(base, base), short_name(new, base), decimals)]
+                      format_spread(data["iterations"]["stddev"], base, short_name(new, base), decimals)]
     parts += [
         f"Published (seed {SEED_DOCUMENT[:3]}) beside simulated{amean}"
         + ("" if options.scale == 1 else f" (simulated at scale {scale:g}: absolute times are not comparable, percentages are)"),
